@@ -1,0 +1,39 @@
+# sched-fastpath: see README.md. Every target is a thin wrapper over scripts/.
+BUILD ?= $(CURDIR)/build
+export BUILD
+
+.PHONY: all run check check-quick setup prepare clean clean-tree help
+
+all: run
+
+help:
+	@echo "make [run]      prepare tree, apply series, build, boot, test, report"
+	@echo "make check      the project's whole test suite (what CI runs)"
+	@echo "make check-quick  scripts and series checks only (no kernel build)"
+	@echo "make setup      install missing Debian packages (root)"
+	@echo "make prepare    only prepare the work tree ($(BUILD)/tree)"
+	@echo "make clean      remove $(BUILD) except the work tree and its edits"
+	@echo "make clean-tree remove the work tree (refuses if it has uncommitted edits)"
+
+setup:
+	scripts/setup.sh
+
+run: setup
+	scripts/run.sh
+
+check: setup
+	tests/check.sh
+
+check-quick: setup
+	tests/check.sh --quick
+
+prepare: setup
+	scripts/prepare-tree.sh
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check
+
+clean-tree:
+	@if [ -d $(BUILD)/tree/.git ] && [ -n "$$(git -C $(BUILD)/tree status --porcelain --untracked-files=no)" ]; then \
+		echo "make: $(BUILD)/tree has uncommitted edits; commit or discard them first" >&2; exit 1; fi
+	rm -rf $(BUILD)/tree

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Boot a kernel + initramfs in QEMU, capture the serial console and the
+# guest's test output, and fail on panic, oops, WARNING, BUG or a hang.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG -k BZIMAGE -i INITRAMFS -l LOGDIR [options]
+
+Boot under qemu-system-x86_64 and wait for the guest to power off.
+LOGDIR receives console.log (ttyS0: kernel log, KUnit KTAP) and
+guest.log (ttyS1: TAP from the test programs in the initramfs).
+
+Options (environment variable in brackets):
+  -s N       vCPUs [SMP, default 4]
+  -m MB      memory [MEM, default 512]
+  -T SEC     host-side timeout [BOOT_TIMEOUT, default 600]
+  -a ACCEL   tcg, kvm or auto [ACCEL, default tcg]; auto boots once under
+             KVM with a 30 s limit and uses it only if the guest came up
+  -A ARGS    extra kernel command line [APPEND]
+
+Exit status 0 when the guest ran every test program and shut down, and the
+console shows no panic, oops, WARNING: or BUG:; 1 otherwise, with the
+console's last lines.
+EOF
+}
+
+KERNEL=
+INITRD=
+LOGDIR=
+SMP=${SMP:-4}
+MEM=${MEM:-512}
+TIMEOUT=${BOOT_TIMEOUT:-600}
+ACCEL=${ACCEL:-tcg}
+APPEND=${APPEND:-}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k | --kernel) KERNEL=${2:?}; shift 2 ;;
+	-i | --initrd) INITRD=${2:?}; shift 2 ;;
+	-l | --logdir) LOGDIR=${2:?}; shift 2 ;;
+	-s | --smp) SMP=${2:?}; shift 2 ;;
+	-m | --mem) MEM=${2:?}; shift 2 ;;
+	-T | --timeout) TIMEOUT=${2:?}; shift 2 ;;
+	-a | --accel) ACCEL=${2:?}; shift 2 ;;
+	-A | --append) APPEND=${2:?}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+{ [ -n "$KERNEL" ] && [ -n "$INITRD" ] && [ -n "$LOGDIR" ]; } || die "need -k, -i and -l (see --help)"
+[ -f "$KERNEL" ] || die "kernel image '$KERNEL' not found"
+[ -f "$INITRD" ] || die "initramfs '$INITRD' not found"
+case $SMP in '' | *[!0-9]*) die "-s wants a number of vCPUs, not '$SMP'" ;; esac
+case $TIMEOUT in '' | *[!0-9]*) die "-T wants seconds, not '$TIMEOUT'" ;; esac
+need qemu-system-x86_64 qemu-system-x86
+need timeout coreutils
+mkdir -p "$LOGDIR"
+
+CMDLINE="console=ttyS0 panic=-1 noautogroup $APPEND"
+
+# run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
+run_qemu() {
+	local rc=0
+	: >"$3"
+	: >"$4"
+	timeout --kill-after=10 "$2" qemu-system-x86_64 \
+		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" \
+		-nodefaults -display none -no-reboot \
+		-serial "file:$3" -serial "file:$4" \
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "$CMDLINE ${5:-}" </dev/null >"$LOGDIR/qemu.log" 2>&1 || rc=$?
+	return "$rc"
+}
+
+if [ "$ACCEL" = auto ]; then
+	ACCEL=tcg
+	if [ -w /dev/kvm ]; then
+		say "probing KVM (30 s limit)"
+		if run_qemu kvm 30 "$LOGDIR/kvm-probe.log" "$LOGDIR/kvm-probe-guest.log" sfp.probe=1 &&
+			grep -q '^sfp: guest' "$LOGDIR/kvm-probe.log"; then
+			ACCEL=kvm
+		else
+			say "KVM did not boot the guest; using TCG"
+		fi
+	fi
+fi
+case $ACCEL in tcg | kvm) ;; *) die "-a wants tcg, kvm or auto, not '$ACCEL'" ;; esac
+
+say "booting $(basename "$KERNEL") under QEMU/$ACCEL, $SMP vCPUs, ${MEM} MiB, timeout ${TIMEOUT}s"
+t0=$(date +%s)
+rc=0
+run_qemu "$ACCEL" "$TIMEOUT" "$LOGDIR/console.log" "$LOGDIR/guest.log" || rc=$?
+printf 'accel=%s smp=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "$MEM" "$(($(date +%s) - t0))" >"$LOGDIR/boot.info"
+
+problem=
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	problem="guest hung: no power-off within ${TIMEOUT}s"
+elif [ "$rc" != 0 ]; then
+	problem="QEMU exited with status $rc ($(head -c 300 "$LOGDIR/qemu.log" | tr '\n' ' '))"
+fi
+bad=$(grep -m1 -E 'Kernel panic|Oops|WARNING:|BUG:|general protection fault|Call Trace:' "$LOGDIR/console.log" || true)
+[ -z "$bad" ] || problem="${problem:+$problem; }kernel reported: $bad"
+if [ -z "$problem" ] && ! grep -q '^sfp-done' "$LOGDIR/guest.log"; then
+	problem="guest stopped before its tests finished"
+fi
+if [ -n "$problem" ]; then
+	printf -- '--- last lines of %s ---\n' "$LOGDIR/console.log" >&2
+	tail -n 25 "$LOGDIR/console.log" >&2
+	printf -- '---\n' >&2
+	die "$problem"
+fi
+say "guest finished in $(($(date +%s) - t0))s (logs: $LOGDIR)"

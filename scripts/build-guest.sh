@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Build the guest's initramfs: busybox-static, the project's init and the
+# static test programs. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]...
+
+Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
+/init (scripts/guest/init), the smoke check, and the test programs the
+guest runs in order:
+  guest_smoke       scripts/guest/smoke.sh (always)
+  kselftests        static builds of TREE's tools/testing/selftests/sched
+                    sched_fastpath_* programs, when TREE has them
+  -x PROGRAM        any extra static program or script
+
+OBJDIR is the kernel build directory: the initramfs records the version
+string of that build, which the smoke check compares with /proc/version.
+EOF
+}
+
+OBJ=
+OUT=
+TREE=
+EXTRA=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k | --obj) OBJ=${2:?}; shift 2 ;;
+	-o | --out) OUT=${2:?}; shift 2 ;;
+	-t | --tree) TREE=${2:?}; shift 2 ;;
+	-x | --extra) EXTRA+=("${2:?}"); shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+{ [ -n "$OBJ" ] && [ -n "$OUT" ]; } || die "need -k OBJDIR and -o INITRAMFS (see --help)"
+[ -f "$OBJ/include/generated/utsversion.h" ] || die "'$OBJ' holds no built kernel (no include/generated/utsversion.h)"
+need cpio cpio
+need gzip gzip
+BUSYBOX=/bin/busybox
+{ [ -x "$BUSYBOX" ] && ! readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; } ||
+	die "static busybox not found at $BUSYBOX: install the Debian package 'busybox-static' (or run 'make setup' as root)"
+
+STAGE=$(mktemp -d "${TMPDIR:-/tmp}/sfp-guest.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,tests}
+cp "$BUSYBOX" "$STAGE/bin/busybox"
+ln -s busybox "$STAGE/bin/sh"
+install -m 755 "$ROOT/scripts/guest/init" "$STAGE/init"
+install -m 755 "$ROOT/scripts/guest/smoke.sh" "$STAGE/tests/guest_smoke"
+echo guest_smoke >"$STAGE/tests/order"
+
+# The exact /proc/version of this build: Linux version, compiler, UTS_VERSION.
+release=$(cat "$OBJ/include/config/kernel.release")
+utsver=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$OBJ/include/generated/utsversion.h")
+compiler=$(sed -n 's/^#define LINUX_COMPILER "\(.*\)"$/\1/p' "$OBJ/include/generated/compile.h")
+printf 'Linux version %s (sched-fastpath@qemu) (%s) %s\n' "$release" "$compiler" "$utsver" \
+	>"$STAGE/tests/expected-version"
+
+# kselftests from the tree, if the series added them there.
+if [ -n "$TREE" ] && [ -f "$TREE/tools/testing/selftests/sched/sched_fastpath.mk" ]; then
+	need gcc gcc
+	kst=$OBJ/kselftest
+	mkdir -p "$kst"
+	say "building kselftests (static) from $TREE/tools/testing/selftests/sched"
+	make -s -C "$TREE/tools/testing/selftests/sched" -f sched_fastpath.mk \
+		OUTPUT="$kst" CFLAGS_EXTRA=-static >"$kst/build.log" 2>&1 || {
+		tail -n 20 "$kst/build.log" >&2
+		die "kselftest build failed (log: $kst/build.log)"
+	}
+	for t in "$kst"/sched_fastpath_*; do
+		[ -x "$t" ] || continue
+		install -m 755 "$t" "$STAGE/tests/"
+		basename "$t" >>"$STAGE/tests/order"
+	done
+fi
+for x in "${EXTRA[@]}"; do
+	[ -x "$x" ] || die "extra test program '$x' is not an executable file"
+	install -m 755 "$x" "$STAGE/tests/"
+	basename "$x" >>"$STAGE/tests/order"
+done
+
+mkdir -p "$(dirname "$OUT")"
+(cd "$STAGE" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+say "initramfs $OUT: $(tr '\n' ' ' <"$STAGE/tests/order")($(du -k "$OUT" | cut -f1) KiB)"

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Prepare the work tree: base (source as found), baseline (series backed out),
+# patched (git am of the series onto baseline). See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [-s SOURCE] [-o WORKTREE]
+
+Make a git work tree with three branches from one kernel source:
+  base      the source as found
+  baseline  base with every patch of the series that it already contains
+            reverse-applied, one commit per patch (the kernel before the series)
+  patched   baseline + 'git am' of patches/series (checked out at the end)
+
+SOURCE is a kernel git checkout, a kernel source directory or a source
+tarball (default: \$KSRC, else $DEFAULT_SRC).
+The source itself is never modified: a git checkout is cloned (--shared),
+anything else is copied or extracted under the build folder.
+
+WORKTREE defaults to \$BUILD/tree ($BUILD/tree). If it exists it is
+reused as it is; if patches/ changed since it was prepared, 'patched' is
+rebuilt from 'baseline' provided the work tree has no uncommitted edits.
+
+Per patch, the source either contains it (it reverse-applies), lacks it (it
+applies) or neither (context drifted). 'Neither' stops with the patch, the
+file and the first failing hunk.
+EOF
+}
+
+DEFAULT_SRC=/usr/src/linux-source-6.12.tar.xz
+SRC=${KSRC:-}
+WT=$BUILD/tree
+while [ $# -gt 0 ]; do
+	case $1 in
+	-s | --source) SRC=${2:?}; shift 2 ;;
+	-o | --out) WT=${2:?}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+SRC=${SRC:-$DEFAULT_SRC}
+need git git
+
+GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
+export GIT_COMMITTER_NAME=sched-fastpath GIT_COMMITTER_EMAIL=sched-fastpath@example.org
+
+# --- the source -------------------------------------------------------------
+[ -e "$SRC" ] || {
+	[ "$SRC" = "$DEFAULT_SRC" ] &&
+		die "$SRC not found: install linux-source-6.12 (make setup) or set KSRC=/path/to/linux"
+	die "kernel source '$SRC' does not exist"
+}
+SRC=$(realpath "$SRC")
+case $SRC/ in
+"$(realpath -m "$WT")"/*) die "the source '$SRC' is inside the work tree '$WT'" ;;
+esac
+
+src_kind=
+if [ -d "$SRC" ]; then
+	is_kernel_tree "$SRC" || die "'$SRC' is not a kernel source tree (no Makefile with PATCHLEVEL, or no kernel/sched/fair.c)"
+	if [ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" = "$SRC" ]; then
+		src_kind=git
+		if [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+			die "'$SRC' has uncommitted changes; commit or stash them (the work tree is a clone of HEAD and would not see them)"
+		fi
+		src_id="git:$SRC@$(git -C "$SRC" rev-parse HEAD)"
+	else
+		src_kind=dir
+		src_id="dir:$SRC"
+	fi
+elif [ -f "$SRC" ]; then
+	case $SRC in
+	*.tar | *.tar.xz | *.tar.gz | *.tgz | *.tar.bz2) src_kind=tar ;;
+	*) die "'$SRC' is neither a directory nor a .tar[.xz|.gz|.bz2] kernel tarball" ;;
+	esac
+	src_id="tar:$SRC@$(stat -c %s-%Y "$SRC")"
+else
+	die "'$SRC' is not a directory or a file"
+fi
+
+META=$WT/.git/sched-fastpath
+
+# --- an existing work tree is reused --------------------------------------------
+if [ -d "$WT/.git" ]; then
+	[ -f "$META/source" ] || die "'$WT' exists but was not made by $PROG; move it away"
+	if [ "$(cat "$META/source")" != "$src_id" ]; then
+		die "'$WT' was prepared from $(cat "$META/source"), not $src_id; remove it first (make clean-tree)"
+	fi
+	if [ "$(cat "$META/series-hash")" = "$(series_hash)" ]; then
+		say "work tree $WT is up to date ($(cat "$META/version"), series $(cat "$META/series-hash"))"
+		exit 0
+	fi
+	[ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] ||
+		die "patches/ changed but '$WT' has uncommitted edits; commit or discard them, or remove the work tree (make clean-tree)"
+	say "patches/ changed: rebuilding 'patched' from 'baseline' in $WT"
+	git -C "$WT" checkout -q -B patched baseline
+	for p in $(series_files); do
+		if ! git -C "$WT" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1; then
+			git -C "$WT" am --abort >/dev/null 2>&1 || true
+			die "$(basename "$p") does not apply to 'baseline' in $WT; remove the work tree (make clean-tree) and prepare again"
+		fi
+	done
+	series_hash >"$META/series-hash"
+	exit 0
+fi
+
+[ ! -e "$WT" ] || die "'$WT' exists and is not a work tree; move it away"
+series_files >/dev/null
+
+# --- a new work tree, made aside and moved into place when complete ----------
+mkdir -p "$(dirname "$WT")"
+TMP=$WT.new
+rm -rf "$TMP"
+trap 'rm -rf "$TMP"' EXIT
+
+stage_start "tree: $src_kind source $SRC"
+case $src_kind in
+git)
+	git clone -q --shared --no-checkout "$SRC" "$TMP"
+	git -C "$TMP" checkout -q -b base "$(git -C "$SRC" rev-parse HEAD)"
+	;;
+tar | dir)
+	mkdir -p "$TMP"
+	if [ "$src_kind" = tar ]; then
+		say "extracting $(basename "$SRC")"
+		tar -xf "$SRC" -C "$TMP" --strip-components=1
+		is_kernel_tree "$TMP" || die "'$SRC' does not contain a kernel source tree"
+	else
+		say "copying $SRC"
+		cp -a "$SRC"/. "$TMP"/
+	fi
+	git -C "$TMP" init -q -b base
+	say "committing the source as 'base' (about a minute)"
+	git -C "$TMP" add -A
+	# Debian's linux-source tarball ignores '/*' (its packaging .gitignore),
+	# so a plain add sees nothing: take every file in that case.
+	git -C "$TMP" ls-files --error-unmatch kernel/sched/fair.c >/dev/null 2>&1 ||
+		git -C "$TMP" add -A -f
+	git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: $(basename "$SRC") ($(kernel_version "$TMP"))"
+	;;
+esac
+stage_end
+
+version=$(kernel_version "$TMP")
+mkdir -p "$TMP/.git/sched-fastpath"
+: >"$TMP/.git/sched-fastpath/status"
+
+# baseline: back out, newest first, each patch the source already contains.
+git -C "$TMP" checkout -q -b baseline base
+mapfile -t patches < <(series_files)
+for ((i = ${#patches[@]} - 1; i >= 0; i--)); do
+	p=${patches[i]}
+	name=$(basename "$p")
+	if git -C "$TMP" apply --check -R "$p" 2>/dev/null; then
+		# The Subject header may be folded over several lines.
+		subject=$(awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$p" |
+			sed 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//')
+		git -C "$TMP" apply -R --index "$p"
+		git -C "$TMP" "${GIT_ID[@]}" commit -q -F - <<EOF
+Back out "$subject"
+
+The source ($version) already contains this change; patches/$name
+reverse-applies to it. It is backed out here so that 'baseline' is the
+kernel before the series and 'patched' (git am of the series onto
+baseline) shows exactly what the series adds.
+EOF
+		printf '%s\tcontained\n' "$name" >>"$TMP/.git/sched-fastpath/status"
+		say "$name: contained in the source, backed out for baseline"
+	fi
+done
+
+# patched: git am of the whole series onto baseline.
+git -C "$TMP" checkout -q -b patched baseline
+for p in "${patches[@]}"; do
+	name=$(basename "$p")
+	grep -q "^$name	contained" "$TMP/.git/sched-fastpath/status" ||
+		printf '%s\tlacking\n' "$name" >>"$TMP/.git/sched-fastpath/status"
+	if ! err=$(git -C "$TMP" apply --check -v "$p" 2>&1); then
+		where=$(printf '%s\n' "$err" | sed -n 's/^error: patch failed: //p' | head -n 1)
+		file=${where%:*}
+		line=${where##*:}
+		hunk=$(grep -m1 "^@@ -$line," "$p" || true)
+		die "$name neither applies to nor is contained in $SRC ($version): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}; known to work: $KNOWN_GOOD"
+	fi
+	git -C "$TMP" "${GIT_ID[@]}" am -q "$p"
+done
+
+printf '%s\n' "$src_id" >"$TMP/.git/sched-fastpath/source"
+printf '%s\n' "$version" >"$TMP/.git/sched-fastpath/version"
+series_hash >"$TMP/.git/sched-fastpath/series-hash"
+trap - EXIT
+rm -rf "$WT"
+mv "$TMP" "$WT"
+say "work tree ready: $WT ($version; $(grep -c contained "$WT/.git/sched-fastpath/status" || true) patch(es) backed out for baseline)"

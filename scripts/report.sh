@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Parse one guest run (KUnit KTAP on the console, kselftest TAP on ttyS1)
+# with the tree's kunit.py and print the merged summary. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG -l LOGDIR -t TREE -k OBJDIR [-o RESULTS.tsv]
+
+Read LOGDIR/console.log and LOGDIR/guest.log of a boot, parse every KTAP /
+TAP stream with TREE's tools/testing/kunit/kunit.py parse, and print one
+table (per suite, per test: pass / fail / skip) ending in
+'N passed, N failed, N skipped'. Rows also go to RESULTS.tsv
+(default LOGDIR/results.tsv). Exit 1 if anything failed or is missing.
+EOF
+}
+
+LOGDIR=
+TREE=
+OBJ=
+OUT=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-l | --logdir) LOGDIR=${2:?}; shift 2 ;;
+	-t | --tree) TREE=${2:?}; shift 2 ;;
+	-k | --obj) OBJ=${2:?}; shift 2 ;;
+	-o | --out) OUT=${2:?}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+{ [ -n "$LOGDIR" ] && [ -n "$TREE" ] && [ -n "$OBJ" ]; } || die "need -l LOGDIR, -t TREE and -k OBJDIR (see --help)"
+[ -f "$LOGDIR/console.log" ] || die "no console.log in '$LOGDIR'"
+KUNIT_PY=$TREE/tools/testing/kunit/kunit.py
+[ -f "$KUNIT_PY" ] || die "'$TREE' has no tools/testing/kunit/kunit.py"
+need python3 python3
+OUT=${OUT:-$LOGDIR/results.tsv}
+
+args=()
+extra=$LOGDIR/extra.tsv
+: >"$extra"
+
+# parse NAME FILE: kunit.py parse into NAME.json, noting the result.
+parse() {
+	python3 "$KUNIT_PY" parse --json="$LOGDIR/$1.json" "$2" >"$LOGDIR/$1.parsed" 2>&1 || true
+}
+
+# KUnit: built-in suites print KTAP on the console at boot.
+if grep -q 'KTAP version' "$LOGDIR/console.log"; then
+	parse kunit "$LOGDIR/console.log"
+	args+=(--json kunit kunit "$LOGDIR/kunit.json")
+elif grep -q '^CONFIG_[A-Z0-9_]*KUNIT_TEST=y' "$OBJ/.config"; then
+	printf 'kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the console has no KTAP\n' >>"$extra"
+fi
+
+# Guest programs: TAP between 'sfp-begin: NAME' and 'sfp-end: NAME rc=N'.
+if [ -f "$LOGDIR/guest.log" ]; then
+	awk -v dir="$LOGDIR" '
+		/^sfp-begin: / { name = $2; file = dir "/guest-" name ".tap"; printf "" > file; next }
+		/^sfp-end: / { close(file); print $2 "\t" substr($3, 4) > (dir "/guest-rc.tsv"); name = ""; next }
+		name != "" { print > file }' "$LOGDIR/guest.log"
+	while IFS=$'\t' read -r name rc; do
+		parse "guest-$name" "$LOGDIR/guest-$name.tap"
+		args+=(--json guest "$name" "$LOGDIR/guest-$name.json")
+		if [ "$rc" != 0 ] && ! grep -q '"FAIL"\|"ERROR"' "$LOGDIR/guest-$name.json" 2>/dev/null; then
+			printf 'guest\t%s\t(exit status)\tFAIL\texited with %s\n' "$name" "$rc" >>"$extra"
+		fi
+	done <"$LOGDIR/guest-rc.tsv"
+fi
+
+title="In-guest results: $(cat "$LOGDIR/boot.info" 2>/dev/null || echo "boot info missing")"
+python3 "$ROOT/scripts/summarize.py" --title "$title" "${args[@]}" --tsv "$extra" --out "$OUT"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install the Debian packages the project needs (as root), or say which
+# are missing. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
+xz-utils ccache qemu-system-x86 busybox-static shellcheck"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [--check]
+
+Make sure these Debian packages are installed:
+  $(echo "$PKGS" | tr '\n' ' ')
+and linux-source-6.12 when KSRC is not set (it is the default kernel source).
+As root, missing packages are installed with apt-get; otherwise, or with
+--check, the missing ones are listed and the exit status is 1.
+EOF
+}
+
+check_only=
+case ${1:-} in
+--check) check_only=1 ;;
+-h | --help) usage; exit 0 ;;
+'') ;;
+*) die "unknown argument '$1' (see --help)" ;;
+esac
+
+[ -n "${KSRC:-}" ] || PKGS="$PKGS linux-source-6.12"
+command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+if [ -n "$check_only" ] || [ "$(id -u)" != 0 ]; then
+	die "missing Debian packages:$missing (as root: apt-get install$missing, or make setup)"
+fi
+say "installing:$missing"
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086 # word splitting of the package list is wanted
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# sched-fastpath's own test suite ('make check'). See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [--quick]
+
+Run the project's whole test suite and end with 'N passed, N failed':
+  1. the scripts: shellcheck, --help, and every bad input (no tree, not a
+     kernel tree, dirty user tree, a tree where a patch is 'neither',
+     missing package, QEMU not installed) gives a one-line error and leaves
+     the user's tree (git status, HEAD) untouched;
+  2. the series: checkpatch --strict, generated patches match kunit/ and
+     selftests/, the series applies onto baseline and the feature patches
+     reproduce the source's kernel/sched/ byte for byte;
+  3. the main job (scripts/run.sh): build, boot, KUnit and kselftests in
+     the guest;
+  4. the guest watchdog: a guest that hangs and one that panics are
+     reported as failures.
+--quick runs 1 and 2 only (no kernel build). Wall time is printed per stage.
+EOF
+}
+
+QUICK=
+case ${1:-} in
+--quick) QUICK=1 ;;
+-h | --help) usage; exit 0 ;;
+'') ;;
+*) die "unknown argument '$1' (see --help)" ;;
+esac
+
+CHK=$BUILD/check
+rm -rf "$CHK"
+mkdir -p "$CHK"
+RESULTS=$CHK/results.tsv
+: >"$RESULTS"
+export STAGE_TIMES=$CHK/stage-times.tsv
+: >"$STAGE_TIMES"
+
+# t NAME CMD...: one test case; its output goes to $CHK/NAME.log.
+t() {
+	local name=$1 rc=0
+	shift
+	"$@" >"$CHK/$name.log" 2>&1 || rc=$?
+	if [ "$rc" = 0 ]; then
+		printf 'project\tcheck\t%s\tPASS\t\n' "$name" >>"$RESULTS"
+		printf '  ok     %s\n' "$name"
+	else
+		printf 'project\tcheck\t%s\tFAIL\tsee %s\n' "$name" "$CHK/$name.log" >>"$RESULTS"
+		printf '  FAILED %s\n' "$name"
+		sed 's/^/         | /' "$CHK/$name.log" | tail -n 15
+	fi
+}
+
+# expect_error PATTERN CMD...: CMD fails with one 'error:' line matching
+# PATTERN on stderr.
+expect_error() {
+	local pat=$1 rc=0
+	shift
+	"$@" >"$CHK/out" 2>"$CHK/err" || rc=$?
+	cat "$CHK/err"
+	[ "$rc" != 0 ] || { echo "expected a failure, got exit 0"; return 1; }
+	[ "$(grep -c 'error:' "$CHK/err")" = 1 ] || { echo "expected exactly one error line"; return 1; }
+	grep -q -- "$pat" "$CHK/err" || { echo "error does not match '$pat'"; return 1; }
+}
+
+# tree_state DIR: what must not change in a user's git tree.
+tree_state() {
+	git -C "$1" rev-parse HEAD
+	git -C "$1" status --porcelain
+	git -C "$1" stash list
+	git -C "$1" branch -a
+}
+
+# unchanged DIR CMD...: run CMD and check DIR's git state did not move.
+unchanged() {
+	local dir=$1 before
+	shift
+	before=$(tree_state "$dir")
+	"$@" || return 1
+	[ "$(tree_state "$dir")" = "$before" ] || { echo "user tree $dir changed"; return 1; }
+	echo "user tree unchanged: $(git -C "$dir" rev-parse --short HEAD), $(git -C "$dir" status --porcelain | wc -l) modified"
+}
+
+# A small kernel-like git tree: the real top-level Makefile and
+# kernel/sched/ of the default source, enough for the series to apply.
+SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+mini_tree() {
+	local dir=$1
+	mkdir -p "$dir"
+	if [ ! -d "$CHK/mini-src" ]; then
+		mkdir -p "$CHK/mini-src"
+		tar -xf "$SRC_TAR" -C "$CHK/mini-src" --strip-components=1 \
+			linux-source-6.12/Makefile linux-source-6.12/kernel/sched
+	fi
+	cp -a "$CHK/mini-src"/. "$dir"/
+	git -C "$dir" init -q -b main
+	git -C "$dir" add -A
+	git -C "$dir" -c user.name=t -c user.email=t@t commit -q -m "user commit"
+}
+
+stage_start "project: scripts and bad input"
+need shellcheck shellcheck
+# shellcheck disable=SC2046 # the file list is wanted split
+t shellcheck shellcheck -x $(grep -rlE '^#!.*(ba)?sh' "$ROOT/scripts" "$ROOT/tests" "$ROOT/.ci")
+help_all() {
+	local s
+	for s in "$ROOT"/scripts/*.sh "$ROOT"/scripts/*.py "$ROOT"/tests/*.sh; do
+		case $s in */lib.sh) continue ;; esac
+		"$s" --help >/dev/null || { echo "$s --help failed"; return 1; }
+		echo "$s --help: ok"
+	done
+}
+t help_on_every_script help_all
+t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
+
+export BUILD=$CHK/build
+t no_tree expect_error "does not exist" env KSRC="$CHK/nonexistent" "$ROOT/scripts/prepare-tree.sh"
+mkdir -p "$CHK/notkernel"
+git -C "$CHK/notkernel" init -q
+echo hello >"$CHK/notkernel/README"
+t not_a_kernel_tree unchanged "$CHK/notkernel" expect_error "is not a kernel source tree" \
+	env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
+
+if [ -f "$SRC_TAR" ]; then
+	mini_tree "$CHK/dirty"
+	echo "/* a user's edit */" >>"$CHK/dirty/kernel/sched/fair.c"
+	t dirty_user_tree unchanged "$CHK/dirty" expect_error "uncommitted changes" \
+		env KSRC="$CHK/dirty" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-dirty"
+
+	mini_tree "$CHK/drift"
+	# Context drift around update_tg_load_avg(): patch 1 can neither apply
+	# nor reverse-apply, while patch 2 still reverse-applies.
+	sed -i 's/No need to update load_avg for root_task_group as it is not used./Root: nothing reads its load_avg./' \
+		"$CHK/drift/kernel/sched/fair.c"
+	git -C "$CHK/drift" -c user.name=t -c user.email=t@t commit -q -am "drift"
+	neither() {
+		expect_error "0001-.*neither applies.*kernel/sched/fair.c at line [0-9]*.*known to work" \
+			env KSRC="$CHK/drift" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+		[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
+	}
+	t patch_neither_applies_nor_contained unchanged "$CHK/drift" neither
+
+	mini_tree "$CHK/good"
+	good() {
+		env KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+		git -C "$CHK/wt-good" log --oneline base..patched
+		check_reproduces "$CHK/wt-good"
+	}
+else
+	for n in dirty_user_tree patch_neither_applies_nor_contained; do
+		printf 'project\tcheck\t%s\tFAIL\t%s missing (make setup)\n' "$n" "$SRC_TAR" >>"$RESULTS"
+	done
+fi
+
+# A PATH that has everything but one tool, to stand for a missing package.
+path_without() {
+	local dir=$CHK/path-without-$1 d f
+	mkdir -p "$dir"
+	for d in /usr/local/bin /usr/bin /bin; do
+		for f in "$d"/*; do
+			[ -e "$dir/${f##*/}" ] || ln -s "$f" "$dir/${f##*/}"
+		done
+	done
+	rm -f "$dir/$1"
+	echo "$dir"
+}
+t missing_package expect_error "ccache not found: install the Debian package 'ccache'" \
+	env PATH="$(path_without ccache)" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src" -o "$CHK/obj-x"
+: >"$CHK/fake-bzImage"
+: >"$CHK/fake-initrd"
+t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
+	env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
+	-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
+stage_end
+
+# check_reproduces WT: the feature patches (the ones the source already
+# contained) applied onto baseline give back the source's kernel/sched/
+# exactly; whatever else differs between base and patched comes from the
+# test patches.
+check_reproduces() {
+	local wt=$1 n last=-1 i=0 p commit
+	n=$(series_files | wc -l)
+	for p in $(series_files); do
+		grep -q "^$(basename "$p")	contained" "$wt/.git/sched-fastpath/status" && last=$i
+		i=$((i + 1))
+	done
+	[ "$last" -ge 0 ] || { echo "the source contains none of the series"; return 1; }
+	commit=$(git -C "$wt" rev-parse "patched~$((n - 1 - last))")
+	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$commit")"
+	if ! git -C "$wt" diff --quiet base "$commit" -- kernel/sched; then
+		git -C "$wt" diff --stat base "$commit" -- kernel/sched
+		echo "baseline + feature patches differs from the source's kernel/sched"
+		return 1
+	fi
+	echo "git diff base patched -- kernel/sched (test patches only):"
+	git -C "$wt" diff --stat base patched -- kernel/sched
+}
+[ "$(type -t good)" != function ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
+
+BUILD=$ROOT/build
+export BUILD
+stage_start "series: prepare, checkpatch, reproduce the source"
+t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
+WT=$BUILD/tree
+checkpatch_all() {
+	local p out bad=0
+	[ -f "$WT/scripts/checkpatch.pl" ] || { echo "no work tree"; return 1; }
+	for p in $(series_files); do
+		out=$(cd "$WT" && perl scripts/checkpatch.pl --strict --no-tree -q "$p" 2>&1) || true
+		if [ -n "$out" ]; then
+			printf '%s:\n%s\n' "$(basename "$p")" "$out"
+			bad=1
+		else
+			echo "$(basename "$p"): clean"
+		fi
+	done
+	return "$bad"
+}
+t checkpatch_strict checkpatch_all
+t series_reproduces_source check_reproduces "$WT"
+if [ -x "$ROOT/scripts/gen-test-patches.sh" ]; then
+	t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
+fi
+stage_end
+
+if [ -z "$QUICK" ]; then
+	# The main job. Its own stages (build, guest, boot, tests) print their
+	# wall times; its results are merged below.
+	run_rc=0
+	"$ROOT/scripts/run.sh" || run_rc=$?
+	if [ ! -s "$BUILD/logs/patched/results.tsv" ]; then
+		printf 'project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$run_rc" >>"$RESULTS"
+	fi
+	cat "$BUILD/logs/patched/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
+
+	stage_start "watchdog: hang and panic"
+	KIMG=$BUILD/obj/patched/arch/x86/boot/bzImage
+	# tiny_initrd NAME INIT-SCRIPT: busybox and an init that misbehaves.
+	tiny_initrd() {
+		local d=$CHK/initrd-$1
+		mkdir -p "$d/bin"
+		cp /bin/busybox "$d/bin/busybox"
+		printf '#!/bin/busybox sh\n%s\n' "$2" >"$d/init"
+		chmod +x "$d/init"
+		(cd "$d" && find . | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$CHK/$1.cpio.gz"
+		echo "$CHK/$1.cpio.gz"
+	}
+	if [ -f "$KIMG" ]; then
+		t guest_hang_reported expect_error "guest hung" \
+			env BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$KIMG" \
+			-i "$(tiny_initrd hang '/bin/busybox sleep 100000')" -l "$CHK/logs-hang"
+		t guest_panic_reported expect_error "Kernel panic" \
+			env BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$KIMG" \
+			-i "$(tiny_initrd panic 'exit 1')" -l "$CHK/logs-panic"
+	else
+		printf 'project\tcheck\twatchdog\tFAIL\tno kernel was built\n' >>"$RESULTS"
+	fi
+	stage_end
+fi
+
+echo
+echo "stage times (wall):$(awk -F'\t' '{ printf " %s %ss;", $1, $2 }' "$STAGE_TIMES")"
+args=(--tsv "$RESULTS")
+[ -n "$QUICK" ] || args+=(--tsv "$BUILD/logs/patched/results.tsv")
+python3 "$ROOT/scripts/summarize.py" --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"
