@@ -13,8 +13,8 @@ Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
 /init (scripts/guest/init), the smoke check, and the test programs the
 guest runs in order:
   guest_smoke       scripts/guest/smoke.sh (always)
-  kselftests        static builds of TREE's tools/testing/selftests/sched
-                    sched_fastpath_* programs, when TREE has them
+  kselftests        static builds of TREE's tools/testing/selftests/sched/
+                    sched_fastpath_*.c, when TREE has them
   -x PROGRAM        any extra static program or script
 
 OBJDIR is the kernel build directory: the initramfs records the version
@@ -61,18 +61,22 @@ printf 'Linux version %s (sched-fastpath@qemu) (%s) %s\n' "$release" "$compiler"
 	>"$STAGE/tests/expected-version"
 
 # kselftests from the tree, if the series added them there.
-if [ -n "$TREE" ] && [ -f "$TREE/tools/testing/selftests/sched/sched_fastpath.mk" ]; then
+KST_DIR=${TREE:+$TREE/tools/testing/selftests/sched}
+if [ -n "$KST_DIR" ] && compgen -G "$KST_DIR/sched_fastpath_*.c" >/dev/null; then
 	need gcc gcc
 	kst=$OBJ/kselftest
 	mkdir -p "$kst"
-	say "building kselftests (static) from $TREE/tools/testing/selftests/sched"
-	make -s -C "$TREE/tools/testing/selftests/sched" -f sched_fastpath.mk \
-		OUTPUT="$kst" CFLAGS_EXTRA=-static >"$kst/build.log" 2>&1 || {
+	progs=()
+	for c in "$KST_DIR"/sched_fastpath_*.c; do
+		progs+=("$kst/$(basename "$c" .c)")
+	done
+	say "building kselftests (static) in $KST_DIR"
+	# lib.mk's own rules, with OUTPUT= so the tree is not written.
+	make -C "$KST_DIR" OUTPUT="$kst" LDFLAGS=-static "${progs[@]}" >"$kst/build.log" 2>&1 || {
 		tail -n 20 "$kst/build.log" >&2
 		die "kselftest build failed (log: $kst/build.log)"
 	}
-	for t in "$kst"/sched_fastpath_*; do
-		[ -x "$t" ] || continue
+	for t in "${progs[@]}"; do
 		install -m 755 "$t" "$STAGE/tests/"
 		basename "$t" >>"$STAGE/tests/order"
 	done

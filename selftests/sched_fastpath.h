@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the sched_fastpath kselftests: sysfs/procfs knobs that
+ * are saved and restored, CPU hogs pinned to one CPU, and the parsers for
+ * /sys/kernel/debug/sched/debug and /proc/schedstat.
+ */
+#ifndef SCHED_FASTPATH_H
+#define SCHED_FASTPATH_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCHED_DEBUG_FILE	"/sys/kernel/debug/sched/debug"
+#define SCHED_FEATURES_FILE	"/sys/kernel/debug/sched/features"
+#define SCHEDSTAT_FILE		"/proc/schedstat"
+#define CGROUP_ROOT		"/sys/fs/cgroup"
+#define SFP_MAX_CPUS		256
+
+/* A knob whose value is saved before a test writes it. */
+struct sfp_knob {
+	const char *path;
+	char saved[256];
+	bool changed;
+};
+
+static inline int sfp_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static inline int sfp_write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* Save the knob's value and write @val. */
+static inline int sfp_knob_set(struct sfp_knob *k, const char *path, const char *val)
+{
+	int ret;
+
+	k->path = path;
+	ret = sfp_read_file(path, k->saved, sizeof(k->saved));
+	if (ret)
+		return ret;
+	ret = sfp_write_file(path, val);
+	if (!ret)
+		k->changed = true;
+	return ret;
+}
+
+static inline void sfp_knob_restore(struct sfp_knob *k)
+{
+	if (k->changed)
+		sfp_write_file(k->path, k->saved);
+	k->changed = false;
+}
+
+/* The CPUs this process may run on, in order. Returns how many. */
+static inline int sfp_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int c, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+static inline int sfp_pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static inline double sfp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline void sfp_spin(double seconds)
+{
+	double end = sfp_now() + seconds;
+
+	while (sfp_now() < end)
+		;
+}
+
+static inline void sfp_sleep(double seconds)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)seconds,
+		.tv_nsec = (long)((seconds - (time_t)seconds) * 1e9),
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Fork a child pinned to @cpu that runs @fn(@arg) until killed. When
+ * @cgroup is set, the child is moved there first (a cgroup v2 directory).
+ */
+static inline pid_t sfp_fork_pinned(int cpu, const char *cgroup,
+				    void (*fn)(double), double arg)
+{
+	char path[512], pid[32];
+	pid_t child = fork();
+
+	if (child)
+		return child;
+	if (cgroup) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (sfp_write_file(path, pid))
+			_exit(2);
+	}
+	if (sfp_pin(0, cpu))
+		_exit(3);
+	for (;;)
+		fn(arg);
+}
+
+static inline void sfp_hog(double unused)
+{
+	sfp_spin(1.0);
+}
+
+static inline void sfp_kill(pid_t *pids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+	for (i = 0; i < n; i++)
+		pids[i] = 0;
+}
+
+/* One cfs_rq block of /sys/kernel/debug/sched/debug. */
+struct sfp_cfs_rq {
+	int cpu;
+	char path[256];
+	long load_avg;
+	long tg_load_avg_contrib;
+	long tg_load_avg;
+};
+
+/*
+ * Parse every "cfs_rq[N]:/path" block. Field names are matched exactly:
+ * "tg_load_avg" is a prefix of "tg_load_avg_contrib". Returns the number
+ * of blocks, or -errno.
+ */
+static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
+{
+	char line[512], name[128];
+	struct sfp_cfs_rq *cur = NULL;
+	long val;
+	int n = 0;
+	FILE *f = fopen(SCHED_DEBUG_FILE, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "cfs_rq[", 7)) {
+			cur = NULL;
+			if (n == max)
+				continue;
+			cur = &rqs[n++];
+			memset(cur, 0, sizeof(*cur));
+			cur->load_avg = cur->tg_load_avg = cur->tg_load_avg_contrib = -1;
+			if (sscanf(line, "cfs_rq[%d]:%255s", &cur->cpu, cur->path) != 2)
+				n--, cur = NULL;
+			continue;
+		}
+		if (!cur)
+			continue;
+		if (sscanf(line, " .%127s : %ld", name, &val) != 2) {
+			if (strncmp(line, "  .", 3))
+				cur = NULL;	/* end of the block */
+			continue;
+		}
+		if (!strcmp(name, "load_avg"))
+			cur->load_avg = val;
+		else if (!strcmp(name, "tg_load_avg_contrib"))
+			cur->tg_load_avg_contrib = val;
+		else if (!strcmp(name, "tg_load_avg"))
+			cur->tg_load_avg = val;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Per-CPU counters from /proc/schedstat that the newidle test needs. */
+struct sfp_schedstat {
+	int version;
+	unsigned long long goidle[SFP_MAX_CPUS];	/* idle entries */
+	unsigned long long newidle_lb[SFP_MAX_CPUS];	/* sum over domains */
+};
+
+/*
+ * Versions 15 and 16 print, after "domainN <mask>", 3 x 8 load-balance
+ * counters per idle type; version 15 orders the types idle, busy, newly
+ * idle and 16 busy, idle, newly idle: either way lb_count of the newly
+ * idle type is field 2 * 8. Version 17 adds the domain name before the
+ * mask and has 11 counters per type, so it is field 2 * 11 after the mask.
+ * On every version sched_goidle is the 4th number on the "cpuN" line.
+ */
+static inline int sfp_read_schedstat(struct sfp_schedstat *s)
+{
+	char line[4096], *tok, *save;
+	int cpu = -1, i, per_type, skip;
+	FILE *f = fopen(SCHEDSTAT_FILE, "r");
+
+	if (!f)
+		return -errno;
+	memset(s, 0, sizeof(*s));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "version %d", &s->version) == 1)
+			continue;
+		if (!strncmp(line, "cpu", 3)) {
+			unsigned long long v[4];
+
+			if (sscanf(line, "cpu%d %llu %llu %llu %llu", &cpu,
+				   &v[0], &v[1], &v[2], &v[3]) != 5 ||
+			    cpu < 0 || cpu >= SFP_MAX_CPUS) {
+				cpu = -1;
+				continue;
+			}
+			s->goidle[cpu] = v[3];
+			continue;
+		}
+		if (strncmp(line, "domain", 6) || cpu < 0)
+			continue;
+		switch (s->version) {
+		case 15:
+		case 16:
+			per_type = 8;
+			skip = 2;	/* "domainN", mask */
+			break;
+		case 17:
+			per_type = 11;
+			skip = 3;	/* "domainN", name, mask */
+			break;
+		default:
+			fclose(f);
+			return -ENOTSUP;
+		}
+		tok = strtok_r(line, " \n", &save);
+		for (i = 1; tok && i < skip + 2 * per_type + 1; i++)
+			tok = strtok_r(NULL, " \n", &save);
+		if (!tok) {
+			fclose(f);
+			return -EINVAL;
+		}
+		s->newidle_lb[cpu] += strtoull(tok, NULL, 10);
+	}
+	fclose(f);
+	return s->version ? 0 : -EINVAL;
+}
+
+#endif /* SCHED_FASTPATH_H */

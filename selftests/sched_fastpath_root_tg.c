@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * update_tg_load_avg() skips root_task_group: with CPU load in the root
+ * task group, every root cfs_rq in /sys/kernel/debug/sched/debug keeps
+ * tg_load_avg_contrib and tg_load_avg at 0 while its load_avg shows the
+ * load. Positive control: the same load in a child cgroup with the cpu
+ * controller makes that group's tg_load_avg non-zero, so the observable
+ * works and the root group's zeros mean something.
+ *
+ * Saves and restores every knob it touches (autogroup, the root cgroup's
+ * cpu controller) and removes the cgroup it makes.
+ */
+#include "sched_fastpath.h"
+#include "../kselftest_harness.h"
+
+#define AUTOGROUP_KNOB	"/proc/sys/kernel/sched_autogroup_enabled"
+#define SETTLE_S	0.6	/* PELT half-life is 32 ms: ~20 half-lives */
+
+FIXTURE(root_tg) {
+	struct sfp_knob autogroup;
+	bool cpu_controller_enabled_here;
+	char cgroup[128];
+	int cpus[SFP_MAX_CPUS];
+	int ncpus;
+	pid_t hogs[SFP_MAX_CPUS + 1];
+	int nhogs;
+	const char *setup_error;
+	struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
+	int nrqs;
+};
+
+FIXTURE_SETUP(root_tg)
+{
+	char buf[512];
+	int i;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (access(SCHED_DEBUG_FILE, R_OK))
+		SKIP(return, "no %s (debugfs not mounted, or no CONFIG_SCHED_DEBUG)", SCHED_DEBUG_FILE);
+	if (sfp_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "cpu"))
+		SKIP(return, "no cgroup v2 cpu controller at %s", CGROUP_ROOT);
+	self->ncpus = sfp_allowed_cpus(self->cpus, SFP_MAX_CPUS);
+
+	/* Autogroup would put our children in a group of their own. */
+	if (!access(AUTOGROUP_KNOB, W_OK) && sfp_knob_set(&self->autogroup, AUTOGROUP_KNOB, "0")) {
+		self->setup_error = "cannot turn autogroup off";
+		return;
+	}
+	if (sfp_read_file(CGROUP_ROOT "/cgroup.subtree_control", buf, sizeof(buf))) {
+		self->setup_error = "cannot read cgroup.subtree_control";
+		return;
+	}
+	if (!strstr(buf, "cpu")) {
+		if (sfp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+cpu")) {
+			self->setup_error = "cannot enable the cpu controller";
+			return;
+		}
+		self->cpu_controller_enabled_here = true;
+	}
+	snprintf(self->cgroup, sizeof(self->cgroup), CGROUP_ROOT "/sfp_root_tg.%d", getpid());
+	if (mkdir(self->cgroup, 0755)) {
+		self->cgroup[0] = '\0';
+		self->setup_error = "cannot create a cgroup";
+		return;
+	}
+
+	/* One hog per CPU in the root group, one more in the child group. */
+	for (i = 0; i < self->ncpus; i++)
+		self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[i], CGROUP_ROOT, sfp_hog, 0);
+	self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[0], self->cgroup, sfp_hog, 0);
+	sfp_sleep(SETTLE_S);
+	for (i = 0; i < self->nhogs; i++) {
+		if (waitpid(self->hogs[i], NULL, WNOHANG)) {
+			self->setup_error = "a load process died (could not join its cgroup or CPU)";
+			return;
+		}
+	}
+	self->nrqs = sfp_read_cfs_rqs(self->rqs, 4 * SFP_MAX_CPUS);
+	if (self->nrqs <= 0)
+		self->setup_error = "cannot parse " SCHED_DEBUG_FILE;
+}
+
+FIXTURE_TEARDOWN(root_tg)
+{
+	int tries;
+
+	sfp_kill(self->hogs, self->nhogs);
+	if (self->cgroup[0])
+		for (tries = 0; rmdir(self->cgroup) && errno == EBUSY && tries < 100; tries++)
+			sfp_sleep(0.01);
+	if (self->cpu_controller_enabled_here)
+		sfp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "-cpu");
+	sfp_knob_restore(&self->autogroup);
+}
+
+TEST_F(root_tg, root_group_load_avg_untouched)
+{
+	long load = 0;
+	int i, nroot = 0, bad = 0;
+
+	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	for (i = 0; i < self->nrqs; i++) {
+		struct sfp_cfs_rq *rq = &self->rqs[i];
+
+		if (strcmp(rq->path, "/"))
+			continue;
+		nroot++;
+		load += rq->load_avg;
+		TH_LOG("cfs_rq[%d]:/ load_avg=%ld tg_load_avg_contrib=%ld tg_load_avg=%ld",
+		       rq->cpu, rq->load_avg, rq->tg_load_avg_contrib, rq->tg_load_avg);
+		if (rq->tg_load_avg_contrib != 0 || rq->tg_load_avg != 0)
+			bad++;
+	}
+	ASSERT_GT(nroot, 0) TH_LOG("no root cfs_rq block in %s", SCHED_DEBUG_FILE);
+	/* The load must be visible, or the zeros below prove nothing. */
+	ASSERT_GT(load, 0) TH_LOG("root cfs_rqs show no load_avg under load");
+	EXPECT_EQ(0, bad) TH_LOG("%d of %d root cfs_rqs propagated load to root_task_group", bad, nroot);
+}
+
+TEST_F(root_tg, child_group_load_avg_control)
+{
+	const char *name = strrchr(self->cgroup, '/');
+	long tg_load = 0;
+	int i;
+
+	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	for (i = 0; i < self->nrqs; i++) {
+		struct sfp_cfs_rq *rq = &self->rqs[i];
+
+		if (strcmp(rq->path, name))
+			continue;
+		TH_LOG("cfs_rq[%d]:%s load_avg=%ld tg_load_avg_contrib=%ld tg_load_avg=%ld",
+		       rq->cpu, rq->path, rq->load_avg, rq->tg_load_avg_contrib, rq->tg_load_avg);
+		if (rq->tg_load_avg > tg_load)
+			tg_load = rq->tg_load_avg;
+	}
+	EXPECT_GT(tg_load, 0) TH_LOG("a loaded child group shows no tg_load_avg: the observable is broken");
+}
+
+TEST_HARNESS_MAIN
