@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat clean clean-tree help
 
 all: run
 
@@ -12,6 +12,10 @@ help:
 	@echo "make check-quick  scripts and series checks only (no kernel build)"
 	@echo "make setup      install missing Debian packages (root)"
 	@echo "make prepare    only prepare the work tree ($(BUILD)/tree)"
+	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
+	@echo "make mutate     remove each mechanism in turn; table of failing cases"
+	@echo "make selftest-ab  the kselftests on patched and on baseline"
+	@echo "make repeat [N=10]  boot the built patched kernel N times; flake rate"
 	@echo "make clean      remove $(BUILD) except the work tree and its edits"
 	@echo "make clean-tree remove the work tree (refuses if it has uncommitted edits)"
 
@@ -29,6 +33,19 @@ check-quick: setup
 
 prepare: setup
 	scripts/prepare-tree.sh
+
+patches: prepare
+	scripts/gen-test-patches.sh
+
+mutate: prepare
+	scripts/mutate.sh
+
+selftest-ab: prepare
+	scripts/mutate.sh patched baseline
+
+N ?= 10
+repeat:
+	scripts/repeat.sh $(N)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check

@@ -344,7 +344,7 @@ static void busy_cpu_start(struct kunit *test, struct busy_cpu *b)
 		wake_up_process(b->thread[i]);
 	}
 	for (waited = 0; READ_ONCE(cpu_rq(b->cpu)->nr_running) < 2 && waited < 500; waited++)
-		msleep(1);
+		usleep_range(1000, 2000);
 	if (READ_ONCE(cpu_rq(b->cpu)->nr_running) < 2) {
 		busy_cpu_stop(b);
 		KUNIT_FAIL_AND_ABORT(test, "CPU %d did not reach two runnable tasks", b->cpu);

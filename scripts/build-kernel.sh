@@ -72,13 +72,21 @@ fi
 
 say "building bzImage with ccache, $JOBS jobs (log: $OBJ/build.log)"
 t0=$(date +%s)
+# Progress every 200 build steps; the full output is in the log.
+progress() {
+	local line n=0
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$OBJ/build.log"
+		case $line in "  "[A-Z]*) n=$((n + 1)) ;; *) continue ;; esac
+		[ $((n % 200)) = 0 ] && printf '  %5d build steps, %4ds: %s\n' "$n" "$(($(date +%s) - t0))" "${line##* }"
+	done
+	return 0
+}
+: >"$OBJ/build.log"
 set -o pipefail
 if ! make -C "$TREE" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc" \
 	KBUILD_BUILD_USER=sched-fastpath KBUILD_BUILD_HOST=qemu \
-	-j"$JOBS" bzImage 2>&1 | tee "$OBJ/build.log" |
-	awk -v t0="$t0" '/^  [A-Z]/ { n++ } n % 200 == 0 && n != last {
-		last = n; "date +%s" | getline now; close("date +%s")
-		printf "  %5d build steps, %4ds: %s\n", n, now - t0, $2; fflush() }'; then
+	-j"$JOBS" bzImage 2>&1 | progress; then
 	grep -E 'error|Error' "$OBJ/build.log" | head -n 20 >&2 || true
 	die "kernel build failed (log: $OBJ/build.log)"
 fi

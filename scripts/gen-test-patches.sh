@@ -20,10 +20,11 @@ with its COMMIT_MSG, and writes the patches with git format-patch
 in patches/series (replacing the entries that followed it).
 
   kunit/      fair_kunit.c -> kernel/sched/tests/fair_kunit.c,
+              (and the directory listed under SCHEDULER in MAINTAINERS)
               .kunitconfig -> kernel/sched/tests/.kunitconfig,
               Kconfig      -> lib/Kconfig.debug, after SCHEDSTATS,
               and the #include at the end of kernel/sched/fair.c
-  selftests/  every file   -> tools/testing/selftests/sched/
+  selftests/  every file   -> tools/testing/selftests/sched/ (and MAINTAINERS)
 
 --check writes nothing and exits 1 if patches/ differs from what would be
 generated. Needs a prepared work tree (make prepare).
@@ -62,8 +63,21 @@ done <"$TMP/features"
 start=$(($(wc -l <"$TMP/features") + 1))
 base=$(git -C "$TMP/wt" rev-parse HEAD)
 
-# KUnit.
 W=$TMP/wt
+
+# maintainers_add AFTER LINE: list LINE under SCHEDULER, after AFTER.
+maintainers_add() {
+	awk -v after="$1" -v add="$2" '
+		/^SCHEDULER$/ { in_sched = 1 }
+		/^$/ { in_sched = 0 }
+		{ print }
+		in_sched && $0 == after { print add; done = 1 }
+		END { exit !done }' "$W/MAINTAINERS" >"$TMP/MAINTAINERS" ||
+		die "no '$1' line in the SCHEDULER entry of MAINTAINERS"
+	mv "$TMP/MAINTAINERS" "$W/MAINTAINERS"
+}
+
+# KUnit.
 mkdir -p "$W/kernel/sched/tests"
 cp "$ROOT/kunit/fair_kunit.c" "$W/kernel/sched/tests/fair_kunit.c"
 cp "$ROOT/kunit/.kunitconfig" "$W/kernel/sched/tests/.kunitconfig"
@@ -74,7 +88,9 @@ awk -v snippet="$ROOT/kunit/Kconfig" '
 	{ print }' "$W/lib/Kconfig.debug" >"$TMP/Kconfig.debug"
 cmp -s "$TMP/Kconfig.debug" "$W/lib/Kconfig.debug" && die "could not find SCHEDSTATS in lib/Kconfig.debug"
 mv "$TMP/Kconfig.debug" "$W/lib/Kconfig.debug"
-git -C "$W" add -A
+maintainers_add "F:	kernel/sched/" "F:	kernel/sched/tests/"
+# -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
+git -C "$W" add -f kernel/sched/tests kernel/sched/fair.c lib/Kconfig.debug MAINTAINERS
 git -C "$W" commit -q -F "$ROOT/kunit/COMMIT_MSG"
 
 # kselftests.
@@ -83,7 +99,8 @@ if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
 		mkdir -p "$W/tools/testing/selftests/sched/$(dirname "$f")"
 		cp "$ROOT/selftests/$f" "$W/tools/testing/selftests/sched/$f"
 	done
-	git -C "$W" add -A
+	maintainers_add "F:	kernel/sched/tests/" "F:	tools/testing/selftests/sched/"
+	git -C "$W" add -f tools/testing/selftests/sched MAINTAINERS
 	git -C "$W" commit -q -F "$ROOT/selftests/COMMIT_MSG"
 fi
 

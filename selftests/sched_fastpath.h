@@ -208,7 +208,9 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
 				continue;
 			cur = &rqs[n++];
 			memset(cur, 0, sizeof(*cur));
-			cur->load_avg = cur->tg_load_avg = cur->tg_load_avg_contrib = -1;
+			cur->load_avg = -1;
+			cur->tg_load_avg = -1;
+			cur->tg_load_avg_contrib = -1;
 			if (sscanf(line, "cfs_rq[%d]:%255s", &cur->cpu, cur->path) != 2)
 				n--, cur = NULL;
 			continue;
@@ -286,9 +288,9 @@ static inline int sfp_read_schedstat(struct sfp_schedstat *s)
 			fclose(f);
 			return -ENOTSUP;
 		}
-		tok = strtok_r(line, " \n", &save);
+		tok = strtok_r(line, "\n\t ", &save);
 		for (i = 1; tok && i < skip + 2 * per_type + 1; i++)
-			tok = strtok_r(NULL, " \n", &save);
+			tok = strtok_r(NULL, "\n\t ", &save);
 		if (!tok) {
 			fclose(f);
 			return -EINVAL;

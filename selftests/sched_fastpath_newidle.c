@@ -41,14 +41,21 @@
 #define LIGHT_MAX	250	/* per mille */
 #define CONTROL_MIN	500	/* per mille */
 
-FIXTURE(newidle) {
-	struct sfp_knob schedstats;
-	struct sfp_knob ni_random;
+struct load {
 	int cpus[SFP_MAX_CPUS];
 	int ncpus;
 	int nworkers;
 	pid_t pids[SFP_MAX_CPUS + 2];
 	int npids;
+	/* results */
+	unsigned long long lb, idle;
+	int version;
+};
+
+FIXTURE(newidle) {
+	struct sfp_knob schedstats;
+	struct sfp_knob ni_random;
+	struct load l;
 };
 
 FIXTURE_SETUP(newidle)
@@ -58,9 +65,9 @@ FIXTURE_SETUP(newidle)
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	self->ncpus = sfp_allowed_cpus(self->cpus, SFP_MAX_CPUS);
-	if (self->ncpus < 2)
-		SKIP(return, "needs at least 2 CPUs, has %d", self->ncpus);
+	self->l.ncpus = sfp_allowed_cpus(self->l.cpus, SFP_MAX_CPUS);
+	if (self->l.ncpus < 2)
+		SKIP(return, "needs at least 2 CPUs, has %d", self->l.ncpus);
 	if (sfp_read_schedstat(&s))
 		SKIP(return, "cannot parse %s (version %d)", SCHEDSTAT_FILE, s.version);
 	if (access(SCHEDSTATS_KNOB, W_OK))
@@ -69,17 +76,17 @@ FIXTURE_SETUP(newidle)
 	if (!sfp_read_file(SCHED_FEATURES_FILE, buf, sizeof(buf)) &&
 	    strstr(buf, " NI_RANDOM")) {
 		ASSERT_EQ(0, sfp_knob_set(&self->ni_random, SCHED_FEATURES_FILE, "NO_NI_RANDOM"));
-		strcpy(self->ni_random.saved, "NI_RANDOM");
+		snprintf(self->ni_random.saved, sizeof(self->ni_random.saved), "NI_RANDOM");
 	}
-	self->nworkers = self->ncpus / 2;
+	self->l.nworkers = self->l.ncpus / 2;
 	/* Keep this process off the loaded CPUs: its wakeups would count. */
-	sfp_pin(0, self->cpus[self->ncpus - 1]);
+	sfp_pin(0, self->l.cpus[self->l.ncpus - 1]);
 }
 
 FIXTURE_TEARDOWN(newidle)
 {
-	sfp_kill(self->pids, self->npids);
-	self->npids = 0;
+	sfp_kill(self->l.pids, self->l.npids);
+	self->l.npids = 0;
 	sfp_knob_restore(&self->ni_random);
 	sfp_knob_restore(&self->schedstats);
 }
@@ -96,59 +103,74 @@ static void waker(double unused)
 	sfp_spin(0.0002);
 }
 
-/* Attempts per 1000 idle entries on the loaded CPUs during MEASURE_S. */
-static long run_load(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(newidle) *self, bool overload, const char *what)
+/*
+ * Run the load (and the control) and count, on the loaded CPUs during
+ * MEASURE_S, newly-idle balance attempts and idle entries. 0 or -errno.
+ */
+static int run_load(struct load *l, bool overload)
 {
-	unsigned long long lb = 0, idle = 0;
 	struct sfp_schedstat *a = calloc(2, sizeof(*a)), *b = a + 1;
-	int i, c, version, busy = self->cpus[self->ncpus - 1];
-	long ratio;
+	int i, c, ret, busy = l->cpus[l->ncpus - 1];
 
-	ASSERT_NE(NULL, a);
-	for (i = 0; i < self->nworkers; i++)
-		self->pids[self->npids++] = sfp_fork_pinned(self->cpus[i], NULL, worker, 0);
+	if (!a)
+		return -ENOMEM;
+	for (i = 0; i < l->nworkers; i++)
+		l->pids[l->npids++] = sfp_fork_pinned(l->cpus[i], NULL, worker, 0);
 	if (overload) {
-		self->pids[self->npids++] = sfp_fork_pinned(busy, NULL, sfp_hog, 0);
-		self->pids[self->npids++] = sfp_fork_pinned(busy, NULL, waker, 0);
+		l->pids[l->npids++] = sfp_fork_pinned(busy, NULL, sfp_hog, 0);
+		l->pids[l->npids++] = sfp_fork_pinned(busy, NULL, waker, 0);
 	}
 	sfp_sleep(WARMUP_S);
-	ASSERT_EQ(0, sfp_read_schedstat(a));
+	ret = sfp_read_schedstat(a);
 	sfp_sleep(MEASURE_S);
-	ASSERT_EQ(0, sfp_read_schedstat(b));
-	sfp_kill(self->pids, self->npids);
-	self->npids = 0;
+	ret = ret ?: sfp_read_schedstat(b);
+	sfp_kill(l->pids, l->npids);
+	l->npids = 0;
 
-	for (i = 0; i < self->nworkers; i++) {
-		c = self->cpus[i];
-		lb += b->newidle_lb[c] - a->newidle_lb[c];
-		idle += b->goidle[c] - a->goidle[c];
+	l->lb = 0;
+	l->idle = 0;
+	l->version = b->version;
+	for (i = 0; i < l->nworkers; i++) {
+		c = l->cpus[i];
+		l->lb += b->newidle_lb[c] - a->newidle_lb[c];
+		l->idle += b->goidle[c] - a->goidle[c];
 	}
-	version = b->version;
 	free(a);
-	ratio = idle ? (long)(lb * 1000 / idle) : 0;
-	TH_LOG("%s: %llu newly-idle balance attempts / %llu idle entries = %ld.%03ld on %d loaded CPU(s) of %d (schedstat v%d)",
-	       what, lb, idle, ratio / 1000, ratio % 1000, self->nworkers, self->ncpus, version);
-	/* No idle entries means nothing was measured, not success. */
-	EXPECT_GE(idle, MIN_IDLE) TH_LOG("too few idle entries to measure");
-	return ratio;
+	return ret;
+}
+
+/* Attempts per 1000 idle entries. */
+static long per_mille(struct load *l)
+{
+	return l->idle ? (long)(l->lb * 1000 / l->idle) : 0;
+}
+
+static void log_load(struct __test_metadata *_metadata, const char *what, struct load *l)
+{
+	TH_LOG("%s: %llu newly-idle balance attempts / %llu idle entries = %ld.%03ld",
+	       what, l->lb, l->idle, per_mille(l) / 1000, per_mille(l) % 1000);
+	TH_LOG("%s: %d of %d CPUs loaded, schedstat version %d",
+	       what, l->nworkers, l->ncpus, l->version);
 }
 
 TEST_F(newidle, light_load_skips_balance)
 {
-	long ratio = run_load(_metadata, self, false, "light load");
-
-	EXPECT_LE(ratio, LIGHT_MAX)
-		TH_LOG("newly-idle balance ran though no CPU had a second task (limit %d per 1000 idle entries)",
+	ASSERT_EQ(0, run_load(&self->l, false));
+	log_load(_metadata, "light load", &self->l);
+	/* No idle entries means nothing was measured, not success. */
+	ASSERT_GE(self->l.idle, MIN_IDLE);
+	EXPECT_LE(per_mille(&self->l), LIGHT_MAX)
+		TH_LOG("newly-idle balance ran while no CPU had two tasks (limit %d/1000)",
 		       LIGHT_MAX);
 }
 
 TEST_F(newidle, overload_control_balances)
 {
-	long ratio = run_load(_metadata, self, true, "overload control");
-
-	EXPECT_GE(ratio, CONTROL_MIN)
-		TH_LOG("with a CPU going to two tasks, loaded CPUs did not balance before idling (limit %d per 1000)",
+	ASSERT_EQ(0, run_load(&self->l, true));
+	log_load(_metadata, "overload control", &self->l);
+	ASSERT_GE(self->l.idle, MIN_IDLE);
+	EXPECT_GE(per_mille(&self->l), CONTROL_MIN)
+		TH_LOG("loaded CPUs did not balance while a CPU had two tasks (limit %d/1000)",
 		       CONTROL_MIN);
 }
 

@@ -37,7 +37,7 @@ FIXTURE_SETUP(root_tg)
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (access(SCHED_DEBUG_FILE, R_OK))
-		SKIP(return, "no %s (debugfs not mounted, or no CONFIG_SCHED_DEBUG)", SCHED_DEBUG_FILE);
+		SKIP(return, "no %s (no debugfs or no CONFIG_SCHED_DEBUG)", SCHED_DEBUG_FILE);
 	if (sfp_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
 	    !strstr(buf, "cpu"))
 		SKIP(return, "no cgroup v2 cpu controller at %s", CGROUP_ROOT);
@@ -73,7 +73,7 @@ FIXTURE_SETUP(root_tg)
 	sfp_sleep(SETTLE_S);
 	for (i = 0; i < self->nhogs; i++) {
 		if (waitpid(self->hogs[i], NULL, WNOHANG)) {
-			self->setup_error = "a load process died (could not join its cgroup or CPU)";
+			self->setup_error = "a load process could not join its cgroup or CPU";
 			return;
 		}
 	}
@@ -116,7 +116,8 @@ TEST_F(root_tg, root_group_load_avg_untouched)
 	ASSERT_GT(nroot, 0) TH_LOG("no root cfs_rq block in %s", SCHED_DEBUG_FILE);
 	/* The load must be visible, or the zeros below prove nothing. */
 	ASSERT_GT(load, 0) TH_LOG("root cfs_rqs show no load_avg under load");
-	EXPECT_EQ(0, bad) TH_LOG("%d of %d root cfs_rqs propagated load to root_task_group", bad, nroot);
+	EXPECT_EQ(0, bad) TH_LOG("%d of %d root cfs_rqs wrote root_task_group's load_avg",
+				 bad, nroot);
 }
 
 TEST_F(root_tg, child_group_load_avg_control)
@@ -136,7 +137,7 @@ TEST_F(root_tg, child_group_load_avg_control)
 		if (rq->tg_load_avg > tg_load)
 			tg_load = rq->tg_load_avg;
 	}
-	EXPECT_GT(tg_load, 0) TH_LOG("a loaded child group shows no tg_load_avg: the observable is broken");
+	EXPECT_GT(tg_load, 0) TH_LOG("a loaded child group has no tg_load_avg: observable broken");
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Boot an already built kernel N times in a row and tally the results and
+# the kselftests' measured figures (flake rate, spreads). See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [-n NAME] [N]
+
+Boot \$BUILD/obj/NAME (default: patched, as built by 'make run') N times
+(default 10) with the same initramfs, parse each run, and print per run the
+pass/fail counts and the newly-idle attempts per idle entry that
+sched_fastpath_newidle measured, then the failures per test case.
+Logs: \$BUILD/logs/NAME-repeat/RUN. Environment as for scripts/boot.sh.
+EOF
+}
+
+NAME=patched
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
+if [ "${1:-}" = -n ]; then NAME=${2:?}; shift 2; fi
+N=${1:-10}
+case $N in '' | *[!0-9]*) die "N must be a number, not '$N'" ;; esac
+OBJ=$BUILD/obj/$NAME
+[ -f "$OBJ/initramfs.cpio.gz" ] || die "no built kernel and initramfs in $OBJ: run 'make run' first"
+TREE=$BUILD/tree
+[ "$NAME" = patched ] || TREE=$BUILD/variant/src
+OUT=$BUILD/logs/$NAME-repeat
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+printf '%-4s %-7s %-7s %-18s %-18s %s\n' run passed failed "light load" "overload control" "root tg_load_avg (max over CPUs)"
+for i in $(seq 1 "$N"); do
+	log=$OUT/$i
+	"$ROOT/scripts/boot.sh" -k "$OBJ/arch/x86/boot/bzImage" -i "$OBJ/initramfs.cpio.gz" -l "$log" >"$log.boot" 2>&1 || true
+	"$ROOT/scripts/report.sh" -l "$log" -t "$TREE" -k "$OBJ" >"$log.report" 2>&1 || true
+	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l)
+	fail=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP"' "$log/results.tsv" 2>/dev/null | wc -l)
+	[ -s "$log/results.tsv" ] || fail="no result"
+	light=$(sed -n 's/.*light load: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
+	ctrl=$(sed -n 's/.*overload control: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
+	roottg=$(sed -n 's/.*cfs_rq\[[0-9]*\]:\/ load_avg=[0-9-]* tg_load_avg_contrib=\([0-9-]*\) tg_load_avg=\([0-9-]*\).*/\2/p' "$log/guest.log" | sort -n | tail -n 1)
+	printf '%-4s %-7s %-7s %-18s %-18s %s\n' "$i" "$pass" "$fail" "${light:--}" "${ctrl:--}" "${roottg:--}"
+done
+echo
+echo "failures per test case over $N runs:"
+cat "$OUT"/*/results.tsv 2>/dev/null | awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { n[$2 "." $3]++ } END { for (k in n) printf "  %s: %d\n", k, n[k]; if (!length(n)) print "  none" }'
