@@ -116,7 +116,8 @@ TMP=$WT.new
 rm -rf "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 
-stage_start "tree: $src_kind source $SRC"
+t0=$(date +%s)
+say "new work tree from $src_kind source $SRC"
 case $src_kind in
 git)
 	git clone -q --shared --no-checkout "$SRC" "$TMP"
@@ -142,7 +143,7 @@ tar | dir)
 	git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: $(basename "$SRC") ($(kernel_version "$TMP"))"
 	;;
 esac
-stage_end
+say "base committed in $(($(date +%s) - t0))s"
 
 version=$(kernel_version "$TMP")
 mkdir -p "$TMP/.git/sched-fastpath"
