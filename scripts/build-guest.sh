@@ -55,8 +55,8 @@ echo guest_smoke >"$STAGE/tests/order"
 
 # The exact /proc/version of this build: Linux version, compiler, UTS_VERSION.
 release=$(cat "$OBJ/include/config/kernel.release")
-utsver=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$OBJ/include/generated/utsversion.h")
-compiler=$(sed -n 's/^#define LINUX_COMPILER "\(.*\)"$/\1/p' "$OBJ/include/generated/compile.h")
+utsver=$(sed -n 's/^#define[[:space:]]*UTS_VERSION[[:space:]]*"\(.*\)"$/\1/p' "$OBJ/include/generated/utsversion.h")
+compiler=$(sed -n 's/^#define[[:space:]]*LINUX_COMPILER[[:space:]]*"\(.*\)"$/\1/p' "$OBJ/include/generated/compile.h")
 printf 'Linux version %s (sched-fastpath@qemu) (%s) %s\n' "$release" "$compiler" "$utsver" \
 	>"$STAGE/tests/expected-version"
 

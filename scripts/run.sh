@@ -79,7 +79,7 @@ stage_start tests
 	echo "  tree:    $TREE"
 	if [ -f "$TREE/.git/sched-fastpath/source" ]; then
 		echo "  source:  $(cat "$TREE/.git/sched-fastpath/source")"
-		sed 's/^/  patch:   /' "$TREE/.git/sched-fastpath/status"
+		sort "$TREE/.git/sched-fastpath/status" | sed 's/^/  patch:   /'
 	fi
 	echo "  version: $(kernel_version "$TREE") ($(cat "$OBJ/include/config/kernel.release"))"
 	if git -C "$TREE" rev-parse HEAD >/dev/null 2>&1; then
