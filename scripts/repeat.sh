@@ -7,9 +7,10 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-n NAME] [N]
+Usage: $PROG [-n NAME | -k OBJDIR] [N]
 
-Boot \$BUILD/obj/NAME (default: patched, as built by 'make run') N times
+Boot \$BUILD/obj/NAME (default: patched, as built by 'make run'), or the
+kernel built in OBJDIR (e.g. \$BUILD/variant/obj after 'make mutate'), N times
 (default 10) with the same initramfs, parse each run, and print per run the
 pass/fail counts and the newly-idle attempts per idle entry that
 sched_fastpath_newidle measured, then the failures per test case.
@@ -18,14 +19,18 @@ EOF
 }
 
 NAME=patched
-case ${1:-} in -h | --help) usage; exit 0 ;; esac
-if [ "${1:-}" = -n ]; then NAME=${2:?}; shift 2; fi
+OBJ=
+case ${1:-} in
+-h | --help) usage; exit 0 ;;
+-n) NAME=${2:?}; shift 2 ;;
+-k) OBJ=$(realpath "${2:?}"); NAME=$(basename "$(dirname "$OBJ")"); shift 2 ;;
+esac
 N=${1:-10}
 case $N in '' | *[!0-9]*) die "N must be a number, not '$N'" ;; esac
-OBJ=$BUILD/obj/$NAME
+OBJ=${OBJ:-$BUILD/obj/$NAME}
 [ -f "$OBJ/initramfs.cpio.gz" ] || die "no built kernel and initramfs in $OBJ: run 'make run' first"
+# kunit.py parse from any prepared tree will do.
 TREE=$BUILD/tree
-[ "$NAME" = patched ] || TREE=$BUILD/variant/src
 OUT=$BUILD/logs/$NAME-repeat
 rm -rf "$OUT"
 mkdir -p "$OUT"

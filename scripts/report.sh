@@ -51,6 +51,10 @@ parse() {
 if grep -q 'KTAP version' "$LOGDIR/console.log"; then
 	parse kunit "$LOGDIR/console.log"
 	args+=(--json kunit kunit "$LOGDIR/kunit.json")
+	# KUnit flags a case not marked slow that ran for a second or more.
+	grep 'Test should be marked slow' "$LOGDIR/console.log" | while read -r l; do
+		printf 'kunit\tkunit\t(speed)\tFAIL\t%s\n' "$l"
+	done >>"$extra"
 elif grep -q '^CONFIG_[A-Z0-9_]*KUNIT_TEST=y' "$OBJ/.config"; then
 	printf 'kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the console has no KTAP\n' >>"$extra"
 fi
