@@ -329,11 +329,17 @@ static void busy_cpu_stop(struct busy_cpu *b)
 	}
 }
 
+/* The CPU the busy cases load; pick it before allocating, start after. */
+static int busy_cpu_pick(void)
+{
+	return cpumask_last(cpu_active_mask);
+}
+
 static void busy_cpu_start(struct kunit *test, struct busy_cpu *b)
 {
 	int i, waited;
 
-	b->cpu = cpumask_last(cpu_active_mask);
+	b->cpu = busy_cpu_pick();
 	for (i = 0; i < ARRAY_SIZE(b->thread); i++) {
 		b->thread[i] = kthread_create(busy_fn, NULL, "kunit_busy/%d", i);
 		if (IS_ERR(b->thread[i])) {
@@ -351,96 +357,90 @@ static void busy_cpu_start(struct kunit *test, struct busy_cpu *b)
 	}
 }
 
+/*
+ * One update_sd_lb_stats() pass, at a root or a child domain, with the
+ * fake root domain's flag first set to @flag; returns the flag after it.
+ * With @busy the domain covers a CPU running two tasks, otherwise no CPU
+ * at all (so no runqueue can have more than one task).
+ */
+static bool overload_after_pass(struct kunit *test, bool root, bool busy, bool flag)
+{
+	struct lb_fake *f = lb_fake(test, busy_cpu_pick(), root);
+	struct busy_cpu b = {};
+	bool overloaded;
+
+	set_rd_overloaded(f->dst_rq->rd, flag);
+	if (!busy) {
+		lb_fake_pass(f);
+		return get_rd_overloaded(f->dst_rq->rd);
+	}
+	cpumask_set_cpu(busy_cpu_pick(), f->cpus);
+	busy_cpu_start(test, &b);
+	lb_fake_pass(f);
+	overloaded = get_rd_overloaded(f->dst_rq->rd);
+	busy_cpu_stop(&b);
+	return overloaded;
+}
+
 static void recompute_root_clears(struct kunit *test)
 {
-	struct lb_fake *f = lb_fake(test, cpumask_first(cpu_active_mask), true);
-
-	/* No CPU left to look at: nobody can have more than one task. */
-	cpumask_clear(f->cpus);
-	set_rd_overloaded(f->dst_rq->rd, 1);
-	lb_fake_pass(f);
-
-	KUNIT_EXPECT_FALSE_MSG(test, get_rd_overloaded(f->dst_rq->rd),
+	KUNIT_EXPECT_FALSE_MSG(test, overload_after_pass(test, true, false, true),
 			       "a root-domain pass that saw no overloaded runqueue left the flag set");
 }
 
 static void recompute_root_sets(struct kunit *test)
 {
-	struct busy_cpu b = {};
-	struct lb_fake *f;
-	bool overloaded;
-
-	busy_cpu_start(test, &b);
-	f = lb_fake(test, b.cpu, true);
-	cpumask_set_cpu(b.cpu, f->cpus);
-	lb_fake_pass(f);
-	overloaded = get_rd_overloaded(f->dst_rq->rd);
-	busy_cpu_stop(&b);
-
-	KUNIT_EXPECT_TRUE_MSG(test, overloaded,
+	KUNIT_EXPECT_TRUE_MSG(test, overload_after_pass(test, true, true, false),
 			      "a root-domain pass over a CPU with two tasks did not set the flag");
 }
 
 static void recompute_child_keeps_set(struct kunit *test)
 {
-	struct lb_fake *f = lb_fake(test, cpumask_first(cpu_active_mask), false);
-
-	cpumask_clear(f->cpus);
-	set_rd_overloaded(f->dst_rq->rd, 1);
-	lb_fake_pass(f);
-
-	KUNIT_EXPECT_TRUE_MSG(test, get_rd_overloaded(f->dst_rq->rd),
+	KUNIT_EXPECT_TRUE_MSG(test, overload_after_pass(test, false, false, true),
 			      "a child-domain pass cleared the flag: it sees only part of the root domain");
 }
 
 static void recompute_child_keeps_clear(struct kunit *test)
 {
-	struct busy_cpu b = {};
-	struct lb_fake *f;
-	bool overloaded;
-
-	busy_cpu_start(test, &b);
-	f = lb_fake(test, b.cpu, false);
-	cpumask_set_cpu(b.cpu, f->cpus);
-	lb_fake_pass(f);
-	overloaded = get_rd_overloaded(f->dst_rq->rd);
-	busy_cpu_stop(&b);
-
-	KUNIT_EXPECT_FALSE_MSG(test, overloaded,
+	KUNIT_EXPECT_FALSE_MSG(test, overload_after_pass(test, false, true, false),
 			       "a child-domain pass wrote the flag; only the root domain pass may");
+}
+
+/* update_sg_lb_stats() on the fake group: is it reported overloaded? */
+static bool group_overloaded(struct kunit *test, bool busy, unsigned int *nr_running)
+{
+	struct lb_fake *f = lb_fake(test, busy_cpu_pick(), true);
+	bool sg_overloaded = false, sg_overutilized = false;
+	struct busy_cpu b = {};
+	struct sg_lb_stats sgs;
+
+	f->sds.local = f->sg;
+	if (busy) {
+		cpumask_set_cpu(busy_cpu_pick(), f->cpus);
+		busy_cpu_start(test, &b);
+	}
+	update_sg_lb_stats(&f->env, &f->sds, f->sg, &sgs, &sg_overloaded, &sg_overutilized);
+	busy_cpu_stop(&b);
+	*nr_running = sgs.sum_nr_running;
+	return sg_overloaded;
 }
 
 static void pick_group_with_two_tasks(struct kunit *test)
 {
-	struct busy_cpu b = {};
-	struct sg_lb_stats sgs;
-	bool sg_overloaded = false, sg_overutilized = false;
-	struct lb_fake *f;
+	unsigned int nr_running;
+	bool overloaded = group_overloaded(test, true, &nr_running);
 
-	busy_cpu_start(test, &b);
-	f = lb_fake(test, b.cpu, true);
-	cpumask_set_cpu(b.cpu, f->cpus);
-	f->sds.local = f->sg;
-	update_sg_lb_stats(&f->env, &f->sds, f->sg, &sgs, &sg_overloaded, &sg_overutilized);
-	busy_cpu_stop(&b);
-
-	KUNIT_EXPECT_GE_MSG(test, sgs.sum_nr_running, 2U,
-			    "the group statistics did not count CPU %d's two tasks", b.cpu);
-	KUNIT_EXPECT_TRUE_MSG(test, sg_overloaded,
+	KUNIT_EXPECT_GE_MSG(test, nr_running, 2U,
+			    "the group statistics did not count the busy CPU's two tasks");
+	KUNIT_EXPECT_TRUE_MSG(test, overloaded,
 			      "a group whose CPU has two tasks was not reported overloaded");
 }
 
 static void pick_idle_group(struct kunit *test)
 {
-	struct lb_fake *f = lb_fake(test, cpumask_first(cpu_active_mask), true);
-	bool sg_overloaded = false, sg_overutilized = false;
-	struct sg_lb_stats sgs;
+	unsigned int nr_running;
 
-	cpumask_clear(f->cpus);
-	f->sds.local = f->sg;
-	update_sg_lb_stats(&f->env, &f->sds, f->sg, &sgs, &sg_overloaded, &sg_overutilized);
-
-	KUNIT_EXPECT_FALSE_MSG(test, sg_overloaded,
+	KUNIT_EXPECT_FALSE_MSG(test, group_overloaded(test, false, &nr_running),
 			       "a group with no runnable task was reported overloaded");
 }
 

@@ -9,13 +9,13 @@ usage() {
 Usage: $PROG [--quick]
 
 Run the project's whole test suite and end with 'N passed, N failed':
-  1. the scripts: shellcheck, --help, and every bad input (no tree, not a
+  1. the series: prepare the work tree, checkpatch --strict, the
+     generated patches match kunit/ and selftests/, the feature patches
+     reproduce the source's kernel/sched/ byte for byte;
+  2. the scripts: shellcheck, --help, and every bad input (no tree, not a
      kernel tree, dirty user tree, a tree where a patch is 'neither',
      missing package, QEMU not installed) gives a one-line error and leaves
      the user's tree (git status, HEAD) untouched;
-  2. the series: checkpatch --strict, generated patches match kunit/ and
-     selftests/, the series applies onto baseline and the feature patches
-     reproduce the source's kernel/sched/ byte for byte;
   3. the main job (scripts/run.sh): build, boot, KUnit and kselftests in
      the guest;
   4. the guest watchdog: a guest that hangs and one that panics are
@@ -85,24 +85,68 @@ unchanged() {
 	echo "user tree unchanged: $(git -C "$dir" rev-parse --short HEAD), $(git -C "$dir" status --porcelain | wc -l) modified"
 }
 
-# A small kernel-like git tree: the files of the default source that the
-# series touches, enough for it to apply (one tar pass, about 20 s).
-SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+# A small kernel-like git tree: the files of the source (the work tree's
+# 'base') that the series touches, enough for it to apply.
 mini_tree() {
 	local dir=$1
 	mkdir -p "$dir"
 	if [ ! -d "$CHK/mini-src" ]; then
 		mkdir -p "$CHK/mini-src"
-		tar -xf "$SRC_TAR" -C "$CHK/mini-src" --strip-components=1 \
-			linux-source-6.12/Makefile linux-source-6.12/MAINTAINERS \
-			linux-source-6.12/kernel/sched linux-source-6.12/lib/Kconfig.debug \
-			linux-source-6.12/tools/testing/selftests/sched
+		git -C "$WT" archive base Makefile MAINTAINERS kernel/sched lib/Kconfig.debug \
+			tools/testing/selftests/sched | tar -x -C "$CHK/mini-src"
 	fi
 	cp -a "$CHK/mini-src"/. "$dir"/
 	git -C "$dir" init -q -b main
 	git -C "$dir" add -A
 	git -C "$dir" -c user.name=t -c user.email=t@t commit -q -m "user commit"
 }
+
+export BUILD=$ROOT/build
+WT=$BUILD/tree
+# check_reproduces WT: the feature patches (the ones the source already
+# contained) applied onto baseline give back the source's kernel/sched/
+# exactly; whatever else differs between base and patched comes from the
+# test patches.
+check_reproduces() {
+	local wt=$1 n last=-1 i=0 p commit
+	n=$(series_files | wc -l)
+	for p in $(series_files); do
+		grep -q "^$(basename "$p")	contained" "$wt/.git/sched-fastpath/status" && last=$i
+		i=$((i + 1))
+	done
+	[ "$last" -ge 0 ] || { echo "the source contains none of the series"; return 1; }
+	commit=$(git -C "$wt" rev-parse "patched~$((n - 1 - last))")
+	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$commit")"
+	if ! git -C "$wt" diff --quiet base "$commit" -- kernel/sched; then
+		git -C "$wt" diff --stat base "$commit" -- kernel/sched
+		echo "baseline + feature patches differs from the source's kernel/sched"
+		return 1
+	fi
+	echo "git diff base patched -- kernel/sched (test patches only):"
+	git -C "$wt" diff --stat base patched -- kernel/sched
+}
+stage_start "series: prepare, checkpatch, reproduce the source"
+t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
+checkpatch_all() {
+	local p out bad=0
+	[ -f "$WT/scripts/checkpatch.pl" ] || { echo "no work tree"; return 1; }
+	for p in $(series_files); do
+		out=$(cd "$WT" && perl scripts/checkpatch.pl --strict --no-tree -q "$p" 2>&1) || true
+		if [ -n "$out" ]; then
+			printf '%s:\n%s\n' "$(basename "$p")" "$out"
+			bad=1
+		else
+			echo "$(basename "$p"): clean"
+		fi
+	done
+	return "$bad"
+}
+t checkpatch_strict checkpatch_all
+t series_reproduces_source check_reproduces "$WT"
+if [ -x "$ROOT/scripts/gen-test-patches.sh" ]; then
+	t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
+fi
+stage_end
 
 stage_start "project: scripts and bad input"
 need shellcheck shellcheck
@@ -119,7 +163,8 @@ help_all() {
 t help_on_every_script help_all
 t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
 
-export BUILD=$CHK/build
+# Scratch work trees go under $CHK, never over the real one.
+BUILD=$CHK/build
 t no_tree expect_error "does not exist" env KSRC="$CHK/nonexistent" "$ROOT/scripts/prepare-tree.sh"
 mkdir -p "$CHK/notkernel"
 git -C "$CHK/notkernel" init -q
@@ -127,7 +172,7 @@ echo hello >"$CHK/notkernel/README"
 t not_a_kernel_tree unchanged "$CHK/notkernel" expect_error "is not a kernel source tree" \
 	env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
 
-if [ -f "$SRC_TAR" ]; then
+if [ -d "$WT/.git" ]; then
 	mini_tree "$CHK/dirty"
 	echo "/* a user's edit */" >>"$CHK/dirty/kernel/sched/fair.c"
 	t dirty_user_tree unchanged "$CHK/dirty" expect_error "uncommitted changes" \
@@ -153,8 +198,8 @@ if [ -f "$SRC_TAR" ]; then
 		check_reproduces "$CHK/wt-good"
 	}
 else
-	for n in dirty_user_tree patch_neither_applies_nor_contained; do
-		printf 'project\tcheck\t%s\tFAIL\t%s missing (make setup)\n' "$n" "$SRC_TAR" >>"$RESULTS"
+	for n in dirty_user_tree patch_neither_applies_nor_contained series_reproduces_source_mini_tree; do
+		printf 'project\tcheck\t%s\tFAIL\tno work tree to take files from\n' "$n" >>"$RESULTS"
 	done
 fi
 
@@ -177,57 +222,10 @@ t missing_package expect_error "ccache not found: install the Debian package 'cc
 t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
 	env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
 	-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
-stage_end
-
-# check_reproduces WT: the feature patches (the ones the source already
-# contained) applied onto baseline give back the source's kernel/sched/
-# exactly; whatever else differs between base and patched comes from the
-# test patches.
-check_reproduces() {
-	local wt=$1 n last=-1 i=0 p commit
-	n=$(series_files | wc -l)
-	for p in $(series_files); do
-		grep -q "^$(basename "$p")	contained" "$wt/.git/sched-fastpath/status" && last=$i
-		i=$((i + 1))
-	done
-	[ "$last" -ge 0 ] || { echo "the source contains none of the series"; return 1; }
-	commit=$(git -C "$wt" rev-parse "patched~$((n - 1 - last))")
-	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$commit")"
-	if ! git -C "$wt" diff --quiet base "$commit" -- kernel/sched; then
-		git -C "$wt" diff --stat base "$commit" -- kernel/sched
-		echo "baseline + feature patches differs from the source's kernel/sched"
-		return 1
-	fi
-	echo "git diff base patched -- kernel/sched (test patches only):"
-	git -C "$wt" diff --stat base patched -- kernel/sched
-}
 [ "$(type -t good)" != function ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
-
 BUILD=$ROOT/build
-export BUILD
-stage_start "series: prepare, checkpatch, reproduce the source"
-t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
-WT=$BUILD/tree
-checkpatch_all() {
-	local p out bad=0
-	[ -f "$WT/scripts/checkpatch.pl" ] || { echo "no work tree"; return 1; }
-	for p in $(series_files); do
-		out=$(cd "$WT" && perl scripts/checkpatch.pl --strict --no-tree -q "$p" 2>&1) || true
-		if [ -n "$out" ]; then
-			printf '%s:\n%s\n' "$(basename "$p")" "$out"
-			bad=1
-		else
-			echo "$(basename "$p"): clean"
-		fi
-	done
-	return "$bad"
-}
-t checkpatch_strict checkpatch_all
-t series_reproduces_source check_reproduces "$WT"
-if [ -x "$ROOT/scripts/gen-test-patches.sh" ]; then
-	t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
-fi
 stage_end
+
 
 if [ -z "$QUICK" ]; then
 	# The main job. Its own stages (build, guest, boot, tests) print their
