@@ -95,6 +95,8 @@ if [ -d "$WT/.git" ]; then
 	fi
 	[ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] ||
 		die "patches/ changed but '$WT' has uncommitted edits; commit or discard them, or remove the work tree (make clean-tree)"
+	[ "$(git -C "$WT" rev-parse patched)" = "$(cat "$META/patched-head")" ] ||
+		die "patches/ changed but 'patched' in '$WT' has commits of yours; move them to another branch, or remove the work tree (make clean-tree)"
 	say "patches/ changed: rebuilding 'patched' from 'baseline' in $WT"
 	git -C "$WT" checkout -q -B patched baseline
 	for p in $(series_files); do
@@ -104,6 +106,7 @@ if [ -d "$WT/.git" ]; then
 		fi
 	done
 	series_hash >"$META/series-hash"
+	git -C "$WT" rev-parse patched >"$META/patched-head"
 	exit 0
 fi
 
@@ -192,6 +195,7 @@ done
 printf '%s\n' "$src_id" >"$TMP/.git/sched-fastpath/source"
 printf '%s\n' "$version" >"$TMP/.git/sched-fastpath/version"
 series_hash >"$TMP/.git/sched-fastpath/series-hash"
+git -C "$TMP" rev-parse patched >"$TMP/.git/sched-fastpath/patched-head"
 trap - EXIT
 rm -rf "$WT"
 mv "$TMP" "$WT"
