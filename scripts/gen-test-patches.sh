@@ -105,7 +105,7 @@ if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
 fi
 
 mkdir -p "$TMP/out"
-git -C "$W" format-patch -q --zero-commit --start-number "$start" -o "$TMP/out" "$base"..HEAD
+git -C "$W" -c core.abbrev=12 format-patch -q --zero-commit --start-number "$start" -o "$TMP/out" "$base"..HEAD
 sed -n "1,/^$(printf '%s' "$MARK" | sed 's/[/.]/\\&/g')\$/p" "$PATCHES/series" >"$TMP/series"
 (cd "$TMP/out" && printf "%s\n" *.patch) >>"$TMP/series"
 
