@@ -407,7 +407,7 @@ static void recompute_child_keeps_clear(struct kunit *test)
 }
 
 /* update_sg_lb_stats() on the fake group: is it reported overloaded? */
-static bool group_overloaded(struct kunit *test, bool busy, unsigned int *nr_running)
+static bool sg_reports_overloaded(struct kunit *test, bool busy, unsigned int *nr_running)
 {
 	struct lb_fake *f = lb_fake(test, busy_cpu_pick(), true);
 	bool sg_overloaded = false, sg_overutilized = false;
@@ -428,7 +428,7 @@ static bool group_overloaded(struct kunit *test, bool busy, unsigned int *nr_run
 static void pick_group_with_two_tasks(struct kunit *test)
 {
 	unsigned int nr_running;
-	bool overloaded = group_overloaded(test, true, &nr_running);
+	bool overloaded = sg_reports_overloaded(test, true, &nr_running);
 
 	KUNIT_EXPECT_GE_MSG(test, nr_running, 2U,
 			    "the group statistics did not count the busy CPU's two tasks");
@@ -440,7 +440,7 @@ static void pick_idle_group(struct kunit *test)
 {
 	unsigned int nr_running;
 
-	KUNIT_EXPECT_FALSE_MSG(test, group_overloaded(test, false, &nr_running),
+	KUNIT_EXPECT_FALSE_MSG(test, sg_reports_overloaded(test, false, &nr_running),
 			       "a group with no runnable task was reported overloaded");
 }
 

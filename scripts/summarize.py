@@ -33,6 +33,9 @@ def main():
                     help="rows: source, suite, test, PASS|FAIL|SKIP|ERROR, note")
     ap.add_argument("--out", metavar="FILE", help="write all rows here as TSV")
     ap.add_argument("--title", default="results")
+    ap.add_argument("--no-skips", action="store_true",
+                    help="count a skipped test as failed (a guest that should meet "
+                         "every prerequisite)")
     args = ap.parse_args()
 
     rows = []
@@ -57,6 +60,9 @@ def main():
     width = max([len(f"{r[1]}.{r[2]}") for r in rows] + [20])
     print(f"\n{args.title}")
     print(f"  {'source':8} {'suite.test':{width}} result")
+    if args.no_skips:
+        rows = [r[:3] + ("FAIL", "skipped, but this guest should meet every prerequisite")
+                if r[3] == "SKIP" else r for r in rows]
     for source, suite, test, status, note in rows:
         shown = {"PASS": "pass", "SKIP": "skip"}.get(status, "FAIL")
         counts[{"pass": "PASS", "skip": "SKIP"}.get(shown, "FAIL")] += 1
