@@ -103,6 +103,7 @@ mini_tree() {
 
 export BUILD=$ROOT/build
 WT=$BUILD/tree
+
 # check_reproduces WT: the feature patches (the ones the source already
 # contained) applied onto baseline give back the source's kernel/sched/
 # exactly; whatever else differs between base and patched comes from the
@@ -125,6 +126,7 @@ check_reproduces() {
 	echo "git diff base patched -- kernel/sched (test patches only):"
 	git -C "$wt" diff --stat base patched -- kernel/sched
 }
+
 stage_start "series: prepare, checkpatch, reproduce the source"
 t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
 checkpatch_all() {
@@ -143,9 +145,7 @@ checkpatch_all() {
 }
 t checkpatch_strict checkpatch_all
 t series_reproduces_source check_reproduces "$WT"
-if [ -x "$ROOT/scripts/gen-test-patches.sh" ]; then
-	t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
-fi
+t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
 stage_end
 
 stage_start "project: scripts and bad input"
