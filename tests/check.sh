@@ -101,7 +101,8 @@ mini_tree() {
 	git -C "$dir" -c user.name=t -c user.email=t@t commit -q -m "user commit"
 }
 
-export BUILD=$ROOT/build
+export BUILD
+REAL_BUILD=$BUILD
 WT=$BUILD/tree
 
 # check_reproduces WT: the feature patches (the ones the source already
@@ -223,7 +224,7 @@ t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Deb
 	env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
 	-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
 [ "$(type -t good)" != function ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
-BUILD=$ROOT/build
+BUILD=$REAL_BUILD
 stage_end
 
 
