@@ -41,7 +41,9 @@ esac
 
 WT=$BUILD/tree
 [ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' first"
-grep -qxF "$MARK" "$PATCHES/series" || die "patches/series lacks the line '$MARK'"
+# The series splits at the marker: feature patches above, generated below.
+mark_line=$(grep -nxF "$MARK" "$PATCHES/series" | cut -d: -f1)
+[ -n "$mark_line" ] || die "patches/series lacks the line '$MARK'"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfp-gen.XXXXXX")
 cleanup() {
@@ -55,8 +57,7 @@ export GIT_AUTHOR_DATE="2026-11-30 12:00:00 +0000" GIT_COMMITTER_DATE="2026-11-3
 
 git -C "$WT" worktree add -q --detach "$TMP/wt" baseline
 # The feature patches: the series up to the marker.
-sed -n "1,/^$(printf '%s' "$MARK" | sed 's/[/.]/\\&/g')\$/p" "$PATCHES/series" |
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' >"$TMP/features"
+head -n "$mark_line" "$PATCHES/series" | sed -e 's/#.*//' -e '/^[[:space:]]*$/d' >"$TMP/features"
 while read -r p; do
 	git -C "$TMP/wt" am -q "$PATCHES/$p" || die "feature patch $p does not apply to 'baseline'"
 done <"$TMP/features"
@@ -106,7 +107,7 @@ fi
 
 mkdir -p "$TMP/out"
 git -C "$W" -c core.abbrev=12 format-patch -q --zero-commit --start-number "$start" -o "$TMP/out" "$base"..HEAD
-sed -n "1,/^$(printf '%s' "$MARK" | sed 's/[/.]/\\&/g')\$/p" "$PATCHES/series" >"$TMP/series"
+head -n "$mark_line" "$PATCHES/series" >"$TMP/series"
 (cd "$TMP/out" && printf "%s\n" *.patch) >>"$TMP/series"
 
 if [ -n "$CHECK" ]; then
@@ -120,7 +121,7 @@ if [ -n "$CHECK" ]; then
 	exit 0
 fi
 # Remove the old generated patches, then write the new ones.
-sed -n "/^$(printf '%s' "$MARK" | sed 's/[/.]/\\&/g')\$/,\$p" "$PATCHES/series" | tail -n +2 |
+tail -n +"$((mark_line + 1))" "$PATCHES/series" |
 	while read -r p; do rm -f "$PATCHES/$p"; done
 cp "$TMP"/out/*.patch "$PATCHES/"
 cp "$TMP/series" "$PATCHES/series"

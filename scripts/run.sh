@@ -99,7 +99,7 @@ say "report: $LOG/report.txt"
 if [ "$boot_rc" != 0 ]; then
 	# The guest did not finish cleanly: count that, whatever ran before.
 	printf 'boot\tboot\t(guest run)\tFAIL\tsee %s/console.log\n' "$LOG" >>"$LOG/results.tsv"
-	echo "$(awk -F'\t' '$4 == "PASS"' "$LOG/results.tsv" | wc -l) passed, $(awk -F'\t' '$4 != "PASS" && $4 != "SKIP"' "$LOG/results.tsv" | wc -l) failed"
+	python3 "$ROOT/scripts/summarize.py" --title "Results, with the failed guest run" --tsv "$LOG/results.tsv" | tail -n 1
 	exit 1
 fi
 exit "$rep_rc"
