@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat bench bench-smoke clean clean-tree help
 
 all: run
 
@@ -16,6 +16,9 @@ help:
 	@echo "make mutate     remove each mechanism in turn; table of failing cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10]  boot the built patched kernel N times; flake rate"
+	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
+	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
+	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
 	@echo "make clean      remove $(BUILD) except the work tree and its edits"
 	@echo "make clean-tree remove the work tree (refuses if it has uncommitted edits)"
 
@@ -47,8 +50,17 @@ N ?= 10
 repeat:
 	scripts/repeat.sh $(N)
 
+VCPUS ?= 2 4 8
+DURATION ?= 5
+REPS ?= 5
+bench: prepare
+	scripts/bench.sh -s "$(VCPUS)" -d $(DURATION) -r $(REPS)
+
+bench-smoke: prepare
+	scripts/bench.sh --smoke
+
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/obj $(BUILD)/bench/smoke
 
 clean-tree:
 	@if [ -d $(BUILD)/tree/.git ] && [ -n "$$(git -C $(BUILD)/tree status --porcelain --untracked-files=no)" ]; then \

@@ -7,7 +7,7 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]...
+Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]... [-b FILE]... [-p]
 
 Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
 /init (scripts/guest/init), the smoke check, and the test programs the
@@ -16,6 +16,10 @@ guest runs in order:
   kselftests        static builds of TREE's tools/testing/selftests/sched/
                     sched_fastpath_*.c, when TREE has them
   -x PROGRAM        any extra static program or script
+Other contents:
+  -b FILE           a file for /bin that the guest does not run by itself
+  -p                perf (the host's /usr/bin/perf, Debian linux-perf) and
+                    the shared libraries it links, at their host paths
 
 OBJDIR is the kernel build directory: the initramfs records the version
 string of that build, which the smoke check compares with /proc/version.
@@ -26,12 +30,16 @@ OBJ=
 OUT=
 TREE=
 EXTRA=()
+BINS=()
+PERF=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k | --obj) OBJ=${2:?}; shift 2 ;;
 	-o | --out) OUT=${2:?}; shift 2 ;;
 	-t | --tree) TREE=${2:?}; shift 2 ;;
 	-x | --extra) EXTRA+=("${2:?}"); shift 2 ;;
+	-b | --bin) BINS+=("${2:?}"); shift 2 ;;
+	-p | --perf) PERF=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
@@ -86,6 +94,26 @@ for x in "${EXTRA[@]}"; do
 	install -m 755 "$x" "$STAGE/tests/"
 	basename "$x" >>"$STAGE/tests/order"
 done
+for b in "${BINS[@]}"; do
+	[ -f "$b" ] || die "file '$b' for /bin not found"
+	install -m 755 "$b" "$STAGE/bin/"
+done
+if [ -n "$PERF" ]; then
+	if [ ! -x /usr/bin/perf ] || [ "$(head -c 2 /usr/bin/perf)" = '#!' ]; then
+		die "no perf binary at /usr/bin/perf: install the Debian package 'linux-perf' (or run 'make setup' as root)"
+	fi
+	need ldd libc-bin
+	missing=$(ldd /usr/bin/perf | grep 'not found' || true)
+	[ -z "$missing" ] || die "perf needs libraries this host lacks: $(printf '%s' "$missing" | tr '\n' ' ')"
+	mkdir -p "$STAGE/usr/bin"
+	cp /usr/bin/perf "$STAGE/usr/bin/perf"
+	# Every library perf links, and the dynamic loader, at the same paths.
+	ldd /usr/bin/perf | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$STAGE$(dirname "$lib")"
+			cp -L "$lib" "$STAGE$lib"
+		done
+fi
 
 mkdir -p "$(dirname "$OUT")"
 (cd "$STAGE" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$OUT.tmp"

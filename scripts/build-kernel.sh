@@ -45,6 +45,7 @@ done
 [ -f /usr/include/libelf.h ] || die "libelf.h not found: install the Debian package 'libelf-dev' (or run 'make setup' as root)"
 
 TREE=$(realpath "$TREE")
+for i in "${!FRAGS[@]}"; do FRAGS[i]=$(realpath "${FRAGS[i]}"); done
 mkdir -p "$OBJ"
 OBJ=$(realpath "$OBJ")
 JOBS=${JOBS:-$(($(nproc) + 1))}

@@ -6,7 +6,8 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
-xz-utils ccache qemu-system-x86 busybox-static shellcheck"
+xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf
+python3-matplotlib"
 
 usage() {
 	cat <<EOF

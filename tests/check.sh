@@ -19,7 +19,10 @@ Run the project's whole test suite and end with 'N passed, N failed':
   3. the main job (scripts/run.sh): build, boot, KUnit and kselftests in
      the guest;
   4. the guest watchdog: a guest that hangs and one that panics are
-     reported as failures.
+     reported as failures;
+  5. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
+     patched built with one config, one short A/B round, every metric
+     collected and the counters moving the expected way.
 --quick runs 1 and 2 only (no kernel build). Wall time is printed per stage.
 EOF
 }
@@ -163,6 +166,7 @@ help_all() {
 }
 t help_on_every_script help_all
 t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
+t bench_bad_vcpus_rejected expect_error "outside 2..8" "$ROOT/scripts/bench.sh" -s "2 16"
 
 # Scratch work trees go under $CHK, never over the real one.
 BUILD=$CHK/build
@@ -260,6 +264,14 @@ if [ -z "$QUICK" ]; then
 	else
 		printf 'project\tcheck\twatchdog\tFAIL\tno kernel was built\n' >>"$RESULTS"
 	fi
+	stage_end
+
+	stage_start "bench: smoke A/B round"
+	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
+	grep -E '^\[|vCPUs: newly-idle|smoke check' "$CHK/bench_smoke.log" | sed 's/^/         /' || true
+	mkdir -p "$CHK/bench-used"
+	: >"$CHK/bench-used/earlier-run"
+	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"
 	stage_end
 fi
 

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sfp_rr: a request/response benchmark in the spirit of netperf TCP_RR,
+ * over AF_UNIX stream sockets, for the root-domain overload indicator.
+ *
+ * P client/server pairs. Server i is pinned to CPU i and client i to CPU
+ * P + i, so the servers keep the first half of the CPUs busy and no
+ * runqueue is meant to hold two tasks. A client sends a request and
+ * blocks; the server computes a fixed amount of work and replies. Each
+ * client CPU goes idle once per transaction, which is where the scheduler
+ * runs (or, with the overload indicator, skips) a newly-idle balance.
+ *
+ * Prints one line of key=value pairs: transactions, transactions per
+ * second, latency percentiles, and the /proc/schedstat deltas over the
+ * run (idle entries and newly-idle balance attempts, summed over CPUs).
+ * Times are CLOCK_MONOTONIC in the machine the program runs on.
+ */
+#include "sfp_bench.h"
+#include <pthread.h>
+#include <sys/socket.h>
+
+struct pair {
+	int sv[2];
+	int server_cpu;
+	int client_cpu;
+	unsigned long work;
+	pthread_t server;
+	pthread_t client;
+	double *lat;		/* latencies, seconds */
+	size_t nlat;
+	size_t cap;
+	int err;
+};
+
+static volatile int stop;
+
+static int full_io(int fd, void *buf, size_t len, int write_side)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = write_side ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void *server_main(void *arg)
+{
+	struct pair *p = arg;
+	unsigned long long req;
+
+	if (sfp_pin(0, p->server_cpu)) {
+		p->err = errno;
+		return NULL;
+	}
+	while (!full_io(p->sv[1], &req, sizeof(req), 0)) {
+		if (req == ~0ULL)
+			break;
+		sfp_work(p->work);
+		if (full_io(p->sv[1], &req, sizeof(req), 1))
+			break;
+	}
+	return NULL;
+}
+
+static void *client_main(void *arg)
+{
+	struct pair *p = arg;
+	unsigned long long req = 0;
+	double t0;
+
+	if (sfp_pin(0, p->client_cpu)) {
+		p->err = errno;
+		return NULL;
+	}
+	while (!stop) {
+		t0 = sfp_now();
+		if (full_io(p->sv[0], &req, sizeof(req), 1) ||
+		    full_io(p->sv[0], &req, sizeof(req), 0)) {
+			p->err = EPIPE;
+			break;
+		}
+		if (p->nlat == p->cap) {
+			double *n;
+
+			p->cap = p->cap ? 2 * p->cap : 4096;
+			n = realloc(p->lat, p->cap * sizeof(*n));
+			if (!n) {
+				p->err = ENOMEM;
+				break;
+			}
+			p->lat = n;
+		}
+		p->lat[p->nlat++] = sfp_now() - t0;
+		req++;
+	}
+	req = ~0ULL;
+	full_io(p->sv[0], &req, sizeof(req), 1);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+	size_t i = (size_t)(q * (n - 1) + 0.5);
+
+	return n ? v[i] : 0;
+}
+
+static void usage(const char *prog)
+{
+	printf("Usage: %s [-d SECONDS] [-w LOOPS] [-p PAIRS]\n\n"
+	       "Request/response over AF_UNIX socket pairs: PAIRS servers pinned\n"
+	       "to CPUs 0..PAIRS-1 run LOOPS rounds of work per request for clients\n"
+	       "pinned to CPUs PAIRS..2*PAIRS-1. Defaults: -d 5, -w 1000000,\n"
+	       "-p (CPUs / 2).\n"
+	       "Prints one key=value line with throughput, latency percentiles\n"
+	       "and the /proc/schedstat deltas (needs kernel.sched_schedstats=1).\n",
+	       prog);
+}
+
+int main(int argc, char **argv)
+{
+	struct sfp_schedstat *before, *after;
+	int cpus[SFP_MAX_CPUS], ncpu, npairs = 0, i, opt;
+	unsigned long long goidle = 0, newidle = 0;
+	double dur = 5, t0, elapsed;
+	unsigned long work = 1000000;
+	struct pair *pairs;
+	double *all;
+	size_t n = 0;
+
+	while ((opt = getopt(argc, argv, "d:w:p:h")) != -1) {
+		switch (opt) {
+		case 'd':
+			dur = atof(optarg);
+			break;
+		case 'w':
+			work = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			npairs = atoi(optarg);
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	ncpu = sfp_allowed_cpus(cpus, SFP_MAX_CPUS);
+	if (!npairs)
+		npairs = ncpu / 2;
+	if (dur <= 0 || npairs < 1 || 2 * npairs > ncpu) {
+		fprintf(stderr, "sfp_rr: bad arguments: -d %g -p %d with %d CPUs (need -d > 0, 1 <= -p <= CPUs / 2)\n",
+			dur, npairs, ncpu);
+		return 2;
+	}
+	pairs = calloc(npairs, sizeof(*pairs));
+	before = malloc(sizeof(*before));
+	after = malloc(sizeof(*after));
+	if (!pairs || !before || !after)
+		return 1;
+	for (i = 0; i < npairs; i++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[i].sv)) {
+			perror("sfp_rr: socketpair");
+			return 1;
+		}
+		pairs[i].server_cpu = cpus[i];
+		pairs[i].client_cpu = cpus[npairs + i];
+		pairs[i].work = work;
+	}
+	if (sfp_read_schedstat(before)) {
+		fprintf(stderr, "sfp_rr: cannot parse %s\n", SCHEDSTAT_FILE);
+		return 1;
+	}
+	t0 = sfp_now();
+	for (i = 0; i < npairs; i++) {
+		if (pthread_create(&pairs[i].server, NULL, server_main, &pairs[i]) ||
+		    pthread_create(&pairs[i].client, NULL, client_main, &pairs[i])) {
+			fprintf(stderr, "sfp_rr: pthread_create failed\n");
+			return 1;
+		}
+	}
+	sfp_sleep(dur);
+	stop = 1;
+	for (i = 0; i < npairs; i++) {
+		pthread_join(pairs[i].client, NULL);
+		pthread_join(pairs[i].server, NULL);
+	}
+	elapsed = sfp_now() - t0;
+	if (sfp_read_schedstat(after)) {
+		fprintf(stderr, "sfp_rr: cannot parse %s\n", SCHEDSTAT_FILE);
+		return 1;
+	}
+	for (i = 0; i < SFP_MAX_CPUS; i++) {
+		goidle += after->goidle[i] - before->goidle[i];
+		newidle += after->newidle_lb[i] - before->newidle_lb[i];
+	}
+	for (i = 0; i < npairs; i++) {
+		if (pairs[i].err) {
+			fprintf(stderr, "sfp_rr: pair %d: %s\n", i, strerror(pairs[i].err));
+			return 1;
+		}
+		n += pairs[i].nlat;
+	}
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!all)
+		return 1;
+	n = 0;
+	for (i = 0; i < npairs; i++) {
+		memcpy(all + n, pairs[i].lat, pairs[i].nlat * sizeof(*all));
+		n += pairs[i].nlat;
+	}
+	qsort(all, n, sizeof(*all), cmp_double);
+	printf("cpus=%d pairs=%d work_loops=%lu seconds=%.3f transactions=%zu tps=%.1f lat_p50_us=%.0f lat_p90_us=%.0f lat_p99_us=%.0f idle_entries=%llu newidle_lb=%llu newidle_per_idle=%.4f\n",
+	       ncpu, npairs, work, elapsed, n, n / elapsed,
+	       pct(all, n, 0.50) * 1e6, pct(all, n, 0.90) * 1e6,
+	       pct(all, n, 0.99) * 1e6, goidle, newidle,
+	       goidle ? (double)newidle / goidle : 0);
+	return 0;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# A/B benchmark: baseline and patched kernels with one config, booted in
+# turn under QEMU, running the project's workloads. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [-s "VCPUS..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
+
+Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
+from the prepared work tree with the same config (kernel-config/base.config,
+no KUnit suites), then for every repetition and vCPU count boot each kernel
+once, alternating which goes first, and run in the guest:
+  sfp_rr    request/response over UNIX sockets, servers pinned to half
+            the vCPUs (patch 2: newly-idle balance attempts per idle entry)
+  sfp_pool  CPU-bound and wake/sleep threads in the root group (patch 1:
+            the root group's tg_load_avg over time)
+each once alone (counters, throughput, latency) and once under the ftrace
+function profiler and perf record -e cpu-clock (calls, time and sample
+shares of sched_balance_newidle, sched_balance_rq and task_tick_fair).
+Then write OUTDIR/report.md with the tables and plots (scripts/bench-report.py).
+
+Options:
+  -s LIST    vCPU counts, quoted [default "2 4 8"]
+  -d SEC     seconds per workload and phase [default 5]
+  -r N       repetitions per kernel and vCPU count [default 5]
+  -o DIR     output directory; must not hold an earlier run
+             [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
+  --smoke    one repetition at 2 vCPUs for 2 s, then check that every metric
+             was collected and moved the expected way (what 'make check' runs)
+Environment: MEM (guest MiB, default 1024), JOBS, BUILD ($BUILD),
+BENCH_BASELINE and BENCH_PATCHED (commits of the work tree to build as the
+two sides; default the branches 'baseline' and 'patched': e.g.
+BENCH_PATCHED=baseline shows what the smoke checks say of a kernel
+without the mechanisms).
+Kernels are built once per (commit, config) in \$BUILD/bench/obj (a cold
+build is about 10 minutes here, the second kernel about 2) and kept in
+\$BUILD/bench/kernels. A full run (3 x 2 x 5 boots) takes about 30 minutes.
+EOF
+}
+
+ARGS="$*"
+SMPS="2 4 8"
+DUR=5
+REPS=5
+OUT=
+SMOKE=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-s | --smp) SMPS=${2:?}; shift 2 ;;
+	-d | --duration) DUR=${2:?}; shift 2 ;;
+	-r | --reps) REPS=${2:?}; shift 2 ;;
+	-o | --out) OUT=${2:?}; shift 2 ;;
+	--smoke) SMOKE=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+if [ -n "$SMOKE" ]; then
+	SMPS=2 DUR=2 REPS=1
+fi
+case $DUR in '' | *[!0-9]* | 0) die "-d wants a whole number of seconds > 0, not '$DUR'" ;; esac
+case $REPS in '' | *[!0-9]* | 0) die "-r wants a number of repetitions > 0, not '$REPS'" ;; esac
+[ -n "$SMPS" ] || die "-s wants at least one vCPU count"
+for v in $SMPS; do
+	case $v in '' | *[!0-9]*) die "-s wants vCPU counts, not '$v'" ;; esac
+	{ [ "$v" -ge 2 ] && [ "$v" -le 8 ]; } || die "vCPU count $v is outside 2..8 (the config has NR_CPUS=8; the workloads need 2)"
+done
+MEM=${MEM:-1024}
+WT=$BUILD/tree
+[ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' first"
+declare -A REF=([baseline]=${BENCH_BASELINE:-baseline} [patched]=${BENCH_PATCHED:-patched})
+for k in baseline patched; do
+	git -C "$WT" rev-parse -q --verify "${REF[$k]}^{commit}" >/dev/null ||
+		die "work tree $WT has no commit '${REF[$k]}' for $k: run 'make prepare'"
+done
+need gcc gcc
+# Debian's python3 has Debian's matplotlib; a python3 earlier in PATH
+# (pyenv, venv) may not.
+PY=
+for p in /usr/bin/python3 python3; do
+	if "$p" -c 'import matplotlib' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || die "python3-matplotlib not found: install the Debian package 'python3-matplotlib' (or run 'make setup' as root)"
+need perf linux-perf
+
+B=$BUILD/bench
+if [ -z "$OUT" ]; then
+	OUT=$B/run-$(date +%Y%m%d-%H%M%S)
+	[ -z "$SMOKE" ] || OUT=$B/smoke
+	[ -z "$SMOKE" ] || rm -rf "$OUT"
+fi
+if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then
+	die "output directory '$OUT' is not empty: name a new one with -o"
+fi
+mkdir -p "$OUT/raw" "$B/bin"
+OUT=$(realpath "$OUT")
+[ -n "$SMOKE" ] || ln -sfn "$OUT" "$B/latest"
+CFG=$ROOT/kernel-config/base.config
+
+stage_start "workload programs"
+for p in sfp_rr sfp_pool; do
+	gcc -O2 -Wall -Werror -static -pthread -o "$B/bin/$p" "$ROOT/bench/$p.c" ||
+		die "cannot build bench/$p.c"
+done
+install -m 755 "$ROOT/scripts/guest/bench.sh" "$B/bin/sfp_bench"
+stage_end
+
+# Both kernels come from one source checkout and one object directory at
+# fixed paths, so the second build (and every later switch) only rebuilds
+# what differs: kernel/sched/.
+SRC=$B/src
+if [ ! -e "$SRC/.git" ]; then
+	git -C "$WT" worktree prune
+	say "checking out a second copy of the work tree at $SRC (about a minute)"
+	git -C "$WT" worktree add -q --detach "$SRC" baseline
+fi
+for k in baseline patched; do
+	K=$B/kernels/$k
+	rev=$(git -C "$WT" rev-parse "${REF[$k]}^{commit}")
+	stamp="$rev $(sha256sum "$CFG" "$ROOT/scripts/guest/bench.sh" "$B/bin/sfp_rr" "$B/bin/sfp_pool" | cut -c1-16 | tr '\n' ' ')"
+	if [ -f "$K/stamp" ] && [ "$(cat "$K/stamp")" = "$stamp" ] && [ -f "$K/bzImage" ] && [ -f "$K/initramfs.gz" ]; then
+		say "$k: reusing $K (commit ${rev:0:12})"
+		continue
+	fi
+	stage_start "build $k (${rev:0:12})"
+	git -C "$SRC" checkout -q --detach "$rev"
+	"$ROOT/scripts/build-kernel.sh" -t "$SRC" -o "$B/obj" -f "$CFG"
+	rm -rf "$K"
+	mkdir -p "$K"
+	cp "$B/obj/arch/x86/boot/bzImage" "$B/obj/.config" "$B/obj/System.map" "$K/"
+	"$ROOT/scripts/build-guest.sh" -k "$B/obj" -o "$K/initramfs.gz" \
+		-x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" -p
+	git -C "$SRC" log -1 --format='%H %s' >"$K/commit"
+	printf '%s\n' "$stamp" >"$K/stamp"
+	stage_end
+done
+# The same options set on both sides; patched's tree also knows the
+# (unset) options of the test patches.
+setopts() { grep '^CONFIG_' "$1"; }
+cmp -s <(setopts "$B/kernels/baseline/.config") <(setopts "$B/kernels/patched/.config") ||
+	die "baseline and patched were built with different configs ($B/kernels/*/.config)"
+
+{
+	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
+	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
+	printf 'version\t%s\n' "$(kernel_version "$SRC")"
+	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
+	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(cat "$B/kernels/$k/commit")"; done
+	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config" "$(sha256sum "$CFG" | cut -c1-16)"
+	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	printf 'host_cpus\t%s\n' "$(nproc)"
+	printf 'host_mem\t%s\n' "$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+	printf 'host_os\t%s\n' "$(. /etc/os-release && echo "$PRETTY_NAME")"
+	printf 'qemu\t%s\n' "$(qemu-system-x86_64 --version | head -n 1)"
+	printf 'perf\t%s\n' "$(perf --version 2>/dev/null || echo none)"
+	printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+} >"$OUT/meta.tsv"
+
+nsmp=$(echo "$SMPS" | wc -w)
+total=$((REPS * nsmp * 2))
+i=0
+failed=0
+stage_start "A/B runs: $REPS repetitions x vCPUs ($SMPS) x 2 kernels = $total boots"
+for rep in $(seq 1 "$REPS"); do
+	j=0
+	for v in $SMPS; do
+		# Alternate which kernel boots first, so drift hits both alike.
+		if [ $(((rep + j) % 2)) = 1 ]; then order="baseline patched"; else order="patched baseline"; fi
+		j=$((j + 1))
+		for k in $order; do
+			i=$((i + 1))
+			log=$OUT/raw/$k-smp$v-r$rep
+			t0=$(date +%s)
+			status=ok
+			SMP=$v MEM=$MEM BOOT_TIMEOUT=$((300 + 20 * DUR * v)) \
+				APPEND="sfp.dur=$DUR" \
+				"$ROOT/scripts/boot.sh" -k "$B/kernels/$k/bzImage" -i "$B/kernels/$k/initramfs.gz" \
+				-l "$log" >"$log.boot" 2>&1 || status="boot failed ($(tail -n 1 "$log.boot"))"
+			if [ "$status" = ok ] && ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then
+				status="workload failed: $(grep -m1 'sfp-bench error' "$log/guest.log" || echo 'see guest.log')"
+			fi
+			if [ "$status" = ok ] && ! grep -q '^ok 1 guest_smoke' "$log/guest.log"; then
+				status="guest smoke check failed (wrong kernel?)"
+			fi
+			rr=$(sed -n 's/^sfp-bench rr count .*tps=\([0-9.]*\).* newidle_per_idle=\([0-9.]*\).*/\2 newly-idle attempts per idle entry, \1 tps/p' "$log/guest.log" 2>/dev/null | head -n 1)
+			pool=$(sed -n 's/^sfp-bench pool count .*tg_load_avg_changes=\([0-9]*\).*/\1 root tg_load_avg changes/p' "$log/guest.log" 2>/dev/null | head -n 1)
+			printf '[%d/%d] rep %d, %d vCPUs, %-8s %4ds  rr: %s; pool: %s%s\n' "$i" "$total" "$rep" "$v" "$k" \
+				"$(($(date +%s) - t0))" "${rr:--}" "${pool:--}" "$([ "$status" = ok ] || echo "  FAILED: $status")" >&2
+			[ "$status" = ok ] || failed=$((failed + 1))
+		done
+	done
+done
+stage_end
+
+stage_start report
+args=()
+[ -z "$SMOKE" ] || args+=(--check)
+rc=0
+"$PY" "$ROOT/scripts/bench-report.py" "${args[@]}" "$OUT" || rc=$?
+stage_end
+say "report: $OUT/report.md"
+[ "$failed" = 0 ] || die "$failed of $total boots failed (logs under $OUT/raw)"
+exit "$rc"

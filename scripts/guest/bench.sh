@@ -1,0 +1,125 @@
+#!/bin/sh
+# sfp_bench: the guest side of scripts/bench.sh. Runs each workload twice:
+#   count    alone, for throughput, latency and the exact counters
+#   profile  under the ftrace function profiler (calls and time in the
+#            functions below) and system-wide perf record (cpu-clock)
+# and prints every result as "sfp-bench WORKLOAD PHASE key=value..." lines.
+# All count phases run first; then the profiler is switched on once, while
+# nothing runs, and never off: each switch live-patches the profiled
+# functions, and under multi-threaded TCG a vCPU can still execute the
+# breakpoint of a finished patch (seen as "Oops: int3" in
+# sched_balance_rq+0x1). Per-workload figures are differences of snapshots.
+# Parameters come from the kernel command line:
+#   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (1000000)  sfp.poolwork=LOOPS (200000)
+#   sfp.perffreq=HZ (500)
+set -u
+PATH=/bin:/usr/bin:/tests
+FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
+T=/sys/kernel/debug/tracing
+FEAT=/sys/kernel/debug/sched/features
+
+# arg NAME DEFAULT: the value of NAME= on the kernel command line.
+arg() {
+	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1)
+	echo "${v:-$2}"
+}
+DUR=$(arg sfp.dur 5)
+RRWORK=$(arg sfp.rrwork 1000000)
+POOLWORK=$(arg sfp.poolwork 200000)
+FREQ=$(arg sfp.perffreq 500)
+fail=0
+
+problem() {
+	echo "sfp-bench error: $*"
+	fail=1
+}
+
+# Exact counters need schedstats; NI_RANDOM (6.12.y) would skip newly-idle
+# balances at random on both kernels and hide the overload gate.
+echo 1 >/proc/sys/kernel/sched_schedstats || problem "cannot enable schedstats"
+grep -qw NI_RANDOM "$FEAT" && { echo NO_NI_RANDOM >"$FEAT" || problem "cannot clear NI_RANDOM"; }
+echo "sfp-bench env cpus=$(grep -c ^processor /proc/cpuinfo) release=$(uname -r) dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ features=$(tr ' ' ',' <"$FEAT")"
+
+: >"$T/set_ftrace_filter"
+for f in $FUNCS; do
+	echo "$f" >>"$T/set_ftrace_filter" || problem "cannot profile $f (not in available_filter_functions?)"
+done
+
+# fprof_snap FILE: the profiler's hits and time per function, summed over
+# CPUs, as "function hits microseconds" lines.
+fprof_snap() {
+	cat "$T"/trace_stat/function* | awk -v funcs="$FUNCS" '
+		BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) { hits[f[i]] = 0; us[f[i]] = 0 } }
+		$1 in hits {
+			hits[$1] += $2
+			t = $3
+			if ($4 == "ns") t /= 1000
+			else if ($4 == "ms") t *= 1000
+			else if ($4 == "s") t *= 1000000
+			us[$1] += t
+		}
+		END { for (i = 1; i <= n; i++) printf "%s %d %.1f\n", f[i], hits[f[i]], us[f[i]] }' >"$1"
+}
+
+# fprof WORKLOAD BEFORE AFTER: the profiler lines of one workload.
+fprof() {
+	awk -v wl="$1" 'FNR == NR { h[$1] = $2; t[$1] = $3; next }
+		{ printf "sfp-bench %s fprof func=%s hits=%d time_us=%.1f\n", wl, $1, $2 - h[$1], $3 - t[$1] }' "$2" "$3"
+}
+
+# perfsum WORKLOAD: total cpu-clock samples and the functions' shares.
+perfsum() {
+	perf report -i /tmp/perf.data --stdio -n -q --sort sym 2>/tmp/perf-report.err |
+		awk -v wl="$1" -v funcs="$FUNCS" '
+		BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) s[f[i]] = 0 }
+		NF >= 4 && $1 ~ /%$/ {
+			total += $2
+			if ($NF in s) s[$NF] += $2
+			if (top < 5) { top++; tops = tops (tops ? "," : "") $NF ":" $2 }
+		}
+		END {
+			printf "sfp-bench %s perf total_samples=%d top=%s\n", wl, total, tops
+			for (i = 1; i <= n; i++)
+				printf "sfp-bench %s perf func=%s samples=%d\n", wl, f[i], s[f[i]]
+		}'
+}
+
+# count WORKLOAD COMMAND...: the workload alone.
+count() {
+	wl=$1
+	shift
+	if "$@" >/tmp/out 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl count /" /tmp/out
+	else
+		sed "s/^/sfp-bench $wl count stderr: /" /tmp/err
+		problem "$wl failed in the count phase"
+	fi
+}
+
+# profile WORKLOAD COMMAND...: the workload under the profiler and perf.
+profile() {
+	wl=$1
+	shift
+	fprof_snap /tmp/fprof.before
+	if perf record -q --no-buildid --no-buildid-cache -e cpu-clock -F "$FREQ" -a -o /tmp/perf.data -- "$@" >/tmp/out 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl profile /" /tmp/out
+	else
+		sed "s/^/sfp-bench $wl profile stderr: /" /tmp/err
+		problem "$wl failed under perf record"
+	fi
+	fprof_snap /tmp/fprof.after
+	fprof "$wl" /tmp/fprof.before /tmp/fprof.after
+	perfsum "$wl"
+	[ -s /tmp/perf-report.err ] && sed "s/^/sfp-bench $wl perf stderr: /" /tmp/perf-report.err
+	rm -f /tmp/perf.data
+}
+
+count rr sfp_rr -d "$DUR" -w "$RRWORK"
+count pool sfp_pool -d "$DUR" -w "$POOLWORK"
+sleep 1
+echo 1 >"$T/function_profile_enabled" || problem "cannot start the function profiler"
+sleep 1
+profile rr sfp_rr -d "$DUR" -w "$RRWORK"
+profile pool sfp_pool -d "$DUR" -w "$POOLWORK"
+echo "sfp-bench done fail=$fail"
+exit "$fail"
