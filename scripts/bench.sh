@@ -28,6 +28,11 @@ Options:
   -r N       repetitions per kernel and vCPU count [default 5]
   -o DIR     output directory; must not hold an earlier run
              [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
+  -Q OPTS    extra QEMU options for every boot (scripts/boot.sh -Q), e.g.
+             "-icount shift=1,sleep=off": one host thread runs all vCPUs
+             and guest time counts instructions (2 ns each), so host load
+             cannot stretch guest time; 3-5x slower than the default
+             multi-threaded TCG (see docs/bench/README.md)
   --smoke    one repetition at 2 vCPUs for 2 s, then check that every metric
              was collected and moved the expected way (what 'make check' runs)
 Environment: MEM (guest MiB, default 1024), JOBS, BUILD ($BUILD),
@@ -47,12 +52,14 @@ DUR=5
 REPS=5
 OUT=
 SMOKE=
+QOPTS=${QEMU_OPTS:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-s | --smp) SMPS=${2:?}; shift 2 ;;
 	-d | --duration) DUR=${2:?}; shift 2 ;;
 	-r | --reps) REPS=${2:?}; shift 2 ;;
 	-o | --out) OUT=${2:?}; shift 2 ;;
+	-Q | --qemu-opts) QOPTS=${2:?}; shift 2 ;;
 	--smoke) SMOKE=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
@@ -146,6 +153,7 @@ cmp -s <(setopts "$B/kernels/baseline/.config") <(setopts "$B/kernels/patched/.c
 {
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
 	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
+	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
 	printf 'version\t%s\n' "$(kernel_version "$SRC")"
 	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(cat "$B/kernels/$k/commit")"; done
@@ -175,8 +183,8 @@ for rep in $(seq 1 "$REPS"); do
 			log=$OUT/raw/$k-smp$v-r$rep
 			t0=$(date +%s)
 			status=ok
-			SMP=$v MEM=$MEM BOOT_TIMEOUT=$((300 + 20 * DUR * v)) \
-				APPEND="sfp.dur=$DUR" \
+			SMP=$v MEM=$MEM BOOT_TIMEOUT=$((300 + 40 * DUR * v)) QEMU_OPTS=$QOPTS \
+				APPEND="sfp.dur=$DUR sched_verbose" \
 				"$ROOT/scripts/boot.sh" -k "$B/kernels/$k/bzImage" -i "$B/kernels/$k/initramfs.gz" \
 				-l "$log" >"$log.boot" 2>&1 || status="boot failed ($(tail -n 1 "$log.boot"))"
 			if [ "$status" = ok ] && ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then

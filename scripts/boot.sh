@@ -20,6 +20,8 @@ Options (environment variable in brackets):
   -a ACCEL   tcg, kvm or auto [ACCEL, default tcg]; auto boots once under
              KVM with a 30 s limit and uses it only if the guest came up
   -A ARGS    extra kernel command line [APPEND]
+  -Q OPTS    extra QEMU options, split at spaces [QEMU_OPTS], e.g.
+             "-icount shift=0,sleep=off" (instruction-counted guest time)
 
 Exit status 0 when the guest ran every test program and shut down, and the
 console shows no panic, oops, WARNING: or BUG:; 1 otherwise, with the
@@ -35,6 +37,7 @@ MEM=${MEM:-512}
 TIMEOUT=${BOOT_TIMEOUT:-600}
 ACCEL=${ACCEL:-tcg}
 APPEND=${APPEND:-}
+QEMU_OPTS=${QEMU_OPTS:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-k | --kernel) KERNEL=${2:?}; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	-T | --timeout) TIMEOUT=${2:?}; shift 2 ;;
 	-a | --accel) ACCEL=${2:?}; shift 2 ;;
 	-A | --append) APPEND=${2:?}; shift 2 ;;
+	-Q | --qemu-opts) QEMU_OPTS=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
@@ -62,14 +66,15 @@ CMDLINE="console=ttyS0 panic=-1 noautogroup $APPEND"
 
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {
-	local rc=0
+	local rc=0 opts
+	read -r -a opts <<<"$QEMU_OPTS"
 	: >"$3"
 	: >"$4"
 	timeout --kill-after=10 "$2" qemu-system-x86_64 \
 		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" \
 		-nodefaults -display none -no-reboot \
 		-serial "file:$3" -serial "file:$4" \
-		-kernel "$KERNEL" -initrd "$INITRD" \
+		-kernel "$KERNEL" -initrd "$INITRD" "${opts[@]}" \
 		-append "$CMDLINE ${5:-}" </dev/null >"$LOGDIR/qemu.log" 2>&1 || rc=$?
 	return "$rc"
 }

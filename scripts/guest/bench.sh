@@ -84,6 +84,15 @@ perfsum() {
 		}'
 }
 
+# gate WORKLOAD: the other newly-idle gate, avg_idle against the domains'
+# max_newidle_lb_cost (both in us; costs as the largest over domains).
+gate() {
+	cost=$(cat /sys/kernel/debug/sched/domains/cpu*/domain*/max_newidle_lb_cost 2>/dev/null |
+		awk '$1 > m { m = $1 } END { if (NR) printf "%.0f", m / 1000 }')
+	idle=$(awk '$1 == ".avg_idle" { s += $3; n++ } END { if (n) printf "%.0f", s / n / 1000 }' "${FEAT%/*}/debug")
+	echo "sfp-bench $1 gate max_newidle_lb_cost_us=${cost:-?} mean_avg_idle_us=${idle:-?}"
+}
+
 # count WORKLOAD COMMAND...: the workload alone.
 count() {
 	wl=$1
@@ -94,6 +103,7 @@ count() {
 		sed "s/^/sfp-bench $wl count stderr: /" /tmp/err
 		problem "$wl failed in the count phase"
 	fi
+	gate "$wl"
 }
 
 # profile WORKLOAD COMMAND...: the workload under the profiler and perf.
