@@ -227,10 +227,17 @@ int main(int argc, char **argv)
 		n += pairs[i].nlat;
 	}
 	qsort(all, n, sizeof(*all), cmp_double);
-	printf("cpus=%d pairs=%d work_loops=%lu seconds=%.3f transactions=%zu tps=%.1f lat_p50_us=%.0f lat_p90_us=%.0f lat_p99_us=%.0f idle_entries=%llu newidle_lb=%llu newidle_per_idle=%.4f\n",
+	printf("cpus=%d pairs=%d work_loops=%lu seconds=%.3f transactions=%zu tps=%.1f lat_p50_us=%.0f lat_p90_us=%.0f lat_p99_us=%.0f idle_entries=%llu newidle_lb=%llu newidle_per_idle=%.4f",
 	       ncpu, npairs, work, elapsed, n, n / elapsed,
 	       pct(all, n, 0.50) * 1e6, pct(all, n, 0.90) * 1e6,
 	       pct(all, n, 0.99) * 1e6, goidle, newidle,
 	       goidle ? (double)newidle / goidle : 0);
+	/* Per CPU, "idle entries/newly-idle attempts": servers first. */
+	printf(" per_cpu=");
+	for (i = 0; i < ncpu; i++)
+		printf("%s%llu/%llu", i ? "," : "",
+		       after->goidle[cpus[i]] - before->goidle[cpus[i]],
+		       after->newidle_lb[cpus[i]] - before->newidle_lb[cpus[i]]);
+	printf("\n");
 	return 0;
 }

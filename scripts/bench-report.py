@@ -21,6 +21,8 @@ METRICS = {
     "rr.newidle_per_idle": ("rr: newly-idle balance attempts per idle entry (schedstat)", ""),
     "rr.newidle_lb": ("rr: newly-idle balance attempts, all CPUs (schedstat)", ""),
     "rr.idle_entries": ("rr: idle entries, all CPUs (schedstat sched_goidle)", ""),
+    "rr.server_newidle_per_idle": ("rr: ... on the servers' CPUs only", ""),
+    "rr.client_newidle_per_idle": ("rr: ... on the clients' CPUs only", ""),
     "rr.newidle_lb_per_tx": ("rr: newly-idle balance attempts per transaction", ""),
     "rr.sched_balance_newidle.hits": ("rr: sched_balance_newidle() calls (function profiler)", ""),
     "rr.sched_balance_newidle.us_per_tx": ("rr: time in sched_balance_newidle() per transaction (profiler)", "us*"),
@@ -42,6 +44,10 @@ METRICS = {
     "pool.perf.total_samples": ("pool: cpu-clock samples taken (perf)", ""),
     "pool.chunks_per_s": ("pool: work chunks per second (throughput)", "1/s*"),
 }
+
+# Diagnostics that older guest scripts or odd CPU counts may lack.
+OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
+            "rr.server_newidle_per_idle", "rr.client_newidle_per_idle"}
 
 
 def kv(text):
@@ -83,6 +89,12 @@ def parse_log(path, smp, dur):
     rr, pool = count.get("rr", {}), count.get("pool", {})
     for k in ("newidle_per_idle", "newidle_lb", "idle_entries", "tps", "lat_p50_us", "lat_p90_us", "lat_p99_us"):
         m["rr." + k] = num(rr, k)
+    # per_cpu=idle/attempts,... in CPU order: servers first, then clients.
+    pairs = int(num(rr, "pairs") or 0)
+    cells = [c.split("/") for c in rr.get("per_cpu", "").split(",") if "/" in c]
+    for key, part in (("server", cells[:pairs]), ("client", cells[pairs:2 * pairs])):
+        idle = sum(int(c[0]) for c in part)
+        m[f"rr.{key}_newidle_per_idle"] = sum(int(c[1]) for c in part) / idle if part and idle else None
     tx = num(rr, "transactions")
     m["rr.newidle_lb_per_tx"] = m["rr.newidle_lb"] / tx if tx and m["rr.newidle_lb"] is not None else None
     ptx = num(profile.get("rr", {}), "transactions")
@@ -114,8 +126,8 @@ def parse_log(path, smp, dur):
 def fmt(v):
     if v is None:
         return "-"
-    if v == 0:
-        return "0"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
     a = abs(v)
     if a >= 1000:
         return f"{v:.0f}"
@@ -197,7 +209,7 @@ def check(data, stats, smps):
     # totals and counters must be there.
     for (k, smp, rep), m in sorted(data.items()):
         for key in METRICS:
-            if m.get(key) is None and ".gate." not in key:
+            if m.get(key) is None and key not in OPTIONAL:
                 problems.append(f"{k} {smp} vCPUs rep {rep}: {key} was not collected")
     for smp in smps:
         def med(k, key):

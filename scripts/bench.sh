@@ -24,35 +24,40 @@ Then write OUTDIR/report.md with the tables and plots (scripts/bench-report.py).
 
 Options:
   -s LIST    vCPU counts, quoted [default "2 4 8"]
-  -d SEC     seconds per workload and phase [default 5]
+  -d SEC     guest seconds per workload and phase [default 2]
   -r N       repetitions per kernel and vCPU count [default 5]
   -o DIR     output directory; must not hold an earlier run
              [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
-  -Q OPTS    extra QEMU options for every boot (scripts/boot.sh -Q), e.g.
-             "-icount shift=1,sleep=off": one host thread runs all vCPUs
-             and guest time counts instructions (2 ns each), so host load
-             cannot stretch guest time; 3-5x slower than the default
-             multi-threaded TCG (see docs/bench/README.md)
-  --smoke    one repetition at 2 vCPUs for 2 s, then check that every metric
+  -Q OPTS    QEMU options for every boot (scripts/boot.sh -Q), or 'none'
+             [default "-icount shift=1,sleep=off": one host thread runs all
+             vCPUs and guest time counts instructions (2 ns each), so host
+             load cannot stretch guest time. 'none' is multi-threaded TCG:
+             faster, but the host's scheduling inflates the kernel's
+             measured balance cost, and its avg_idle gate then hides
+             newly-idle balancing on baseline at random (docs/bench/)]
+  --smoke    one repetition at 4 vCPUs for 2 s, then check that every metric
              was collected and moved the expected way (what 'make check' runs)
 Environment: MEM (guest MiB, default 1024), JOBS, BUILD ($BUILD),
+BENCH_APPEND (more guest kernel command line, e.g. sfp.features=NO_DELAY_DEQUEUE
+or sfp.rrwork=LOOPS; see scripts/guest/bench.sh),
 BENCH_BASELINE and BENCH_PATCHED (commits of the work tree to build as the
 two sides; default the branches 'baseline' and 'patched': e.g.
 BENCH_PATCHED=baseline shows what the smoke checks say of a kernel
 without the mechanisms).
 Kernels are built once per (commit, config) in \$BUILD/bench/obj (a cold
 build is about 10 minutes here, the second kernel about 2) and kept in
-\$BUILD/bench/kernels. A full run (3 x 2 x 5 boots) takes about 30 minutes.
+\$BUILD/bench/kernels. A full run (3 x 2 x 5 boots) takes about 30 minutes,
+the smoke run about 3 (plus the builds).
 EOF
 }
 
 ARGS="$*"
 SMPS="2 4 8"
-DUR=5
+DUR=2
 REPS=5
 OUT=
 SMOKE=
-QOPTS=${QEMU_OPTS:-}
+QOPTS=${QEMU_OPTS:--icount shift=1,sleep=off}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-s | --smp) SMPS=${2:?}; shift 2 ;;
@@ -66,8 +71,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ -n "$SMOKE" ]; then
-	SMPS=2 DUR=2 REPS=1
+	SMPS=4 DUR=2 REPS=1
 fi
+[ "$QOPTS" != none ] || QOPTS=
 case $DUR in '' | *[!0-9]* | 0) die "-d wants a whole number of seconds > 0, not '$DUR'" ;; esac
 case $REPS in '' | *[!0-9]* | 0) die "-r wants a number of repetitions > 0, not '$REPS'" ;; esac
 [ -n "$SMPS" ] || die "-s wants at least one vCPU count"
@@ -154,6 +160,7 @@ cmp -s <(setopts "$B/kernels/baseline/.config") <(setopts "$B/kernels/patched/.c
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
 	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
+	printf 'append\t%s\n' "sfp.dur=$DUR sched_verbose${BENCH_APPEND:+ $BENCH_APPEND}"
 	printf 'version\t%s\n' "$(kernel_version "$SRC")"
 	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(cat "$B/kernels/$k/commit")"; done
@@ -184,7 +191,7 @@ for rep in $(seq 1 "$REPS"); do
 			t0=$(date +%s)
 			status=ok
 			SMP=$v MEM=$MEM BOOT_TIMEOUT=$((300 + 40 * DUR * v)) QEMU_OPTS=$QOPTS \
-				APPEND="sfp.dur=$DUR sched_verbose" \
+				APPEND="sfp.dur=$DUR sched_verbose${BENCH_APPEND:+ $BENCH_APPEND}" \
 				"$ROOT/scripts/boot.sh" -k "$B/kernels/$k/bzImage" -i "$B/kernels/$k/initramfs.gz" \
 				-l "$log" >"$log.boot" 2>&1 || status="boot failed ($(tail -n 1 "$log.boot"))"
 			if [ "$status" = ok ] && ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then

@@ -12,6 +12,8 @@
 # Parameters come from the kernel command line:
 #   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (1000000)  sfp.poolwork=LOOPS (200000)
 #   sfp.perffreq=HZ (500)
+#   sfp.features=FEAT[,FEAT...] (none): sched features to write first,
+#                e.g. NO_DELAY_DEQUEUE
 set -u
 PATH=/bin:/usr/bin:/tests
 FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
@@ -27,6 +29,7 @@ DUR=$(arg sfp.dur 5)
 RRWORK=$(arg sfp.rrwork 1000000)
 POOLWORK=$(arg sfp.poolwork 200000)
 FREQ=$(arg sfp.perffreq 500)
+FEATURES=$(arg sfp.features '')
 fail=0
 
 problem() {
@@ -38,6 +41,9 @@ problem() {
 # balances at random on both kernels and hide the overload gate.
 echo 1 >/proc/sys/kernel/sched_schedstats || problem "cannot enable schedstats"
 grep -qw NI_RANDOM "$FEAT" && { echo NO_NI_RANDOM >"$FEAT" || problem "cannot clear NI_RANDOM"; }
+for f in $(echo "$FEATURES" | tr ',' ' '); do
+	echo "$f" >"$FEAT" || problem "cannot set sched feature $f"
+done
 echo "sfp-bench env cpus=$(grep -c ^processor /proc/cpuinfo) release=$(uname -r) dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ features=$(tr ' ' ',' <"$FEAT")"
 
 : >"$T/set_ftrace_filter"
@@ -124,6 +130,20 @@ profile() {
 	rm -f /tmp/perf.data
 }
 
+# sfp.trace=1: a diagnostic, not a measurement: 1 s of rr under the
+# sched_switch and sched_wakeup trace events, dumped to the log.
+if [ "$(arg sfp.trace 0)" = 1 ]; then
+	echo 0 >"$T/tracing_on"
+	: >"$T/trace"
+	echo 1 >"$T/events/sched/sched_switch/enable"
+	echo 1 >"$T/events/sched/sched_wakeup/enable"
+	echo 1 >"$T/events/sched/sched_wakeup_new/enable"
+	echo 1 >"$T/tracing_on"
+	sfp_rr -d 1 -w "$RRWORK" >/dev/null
+	echo 0 >"$T/tracing_on"
+	echo 0 >"$T/events/enable"
+	sed 's/^/sfp-trace /' "$T/trace"
+fi
 count rr sfp_rr -d "$DUR" -w "$RRWORK"
 count pool sfp_pool -d "$DUR" -w "$POOLWORK"
 sleep 1
