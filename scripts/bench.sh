@@ -112,6 +112,11 @@ mkdir -p "$OUT/raw" "$B/bin"
 OUT=$(realpath "$OUT")
 [ -n "$SMOKE" ] || ln -sfn "$OUT" "$B/latest"
 CFG=$ROOT/kernel-config/base.config
+# sched_verbose: the domains' debugfs files (max_newidle_lb_cost).
+# Under -icount, guest time once jumped 41 s in a busy phase (clocksource
+# watchdog: "Long readout interval") and RCU printed a stall warning with
+# a stack dump, which boot.sh counts as a failure: stall warnings are off.
+GUEST_APPEND="sfp.dur=$DUR sched_verbose rcupdate.rcu_cpu_stall_suppress=1${BENCH_APPEND:+ $BENCH_APPEND}"
 
 stage_start "workload programs"
 for p in sfp_rr sfp_pool; do
@@ -174,11 +179,6 @@ cmp -s <(setopts "$B/kernels/baseline/.config") <(setopts "$B/kernels/patched/.c
 	printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 } >"$OUT/meta.tsv"
 
-# sched_verbose: the domains' debugfs files (max_newidle_lb_cost).
-# Under -icount, guest time once jumped 41 s in a busy phase (clocksource
-# watchdog: "Long readout interval") and RCU printed a stall warning with
-# a stack dump, which boot.sh counts as a failure: stall warnings are off.
-GUEST_APPEND="sfp.dur=$DUR sched_verbose rcupdate.rcu_cpu_stall_suppress=1${BENCH_APPEND:+ $BENCH_APPEND}"
 nsmp=$(echo "$SMPS" | wc -w)
 total=$((REPS * nsmp * 2))
 i=0
