@@ -21,4 +21,22 @@ static inline void sfp_work(unsigned long loops)
 	sfp_sink = x;
 }
 
+/*
+ * A whole command-line number; exits with a message naming @opt when
+ * @s is not one.
+ */
+static inline double sfp_arg(const char *prog, int opt, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "%s: -%c wants a number, not '%s'\n", prog, opt, s);
+		exit(2);
+	}
+	return v;
+}
+
 #endif /* SFP_BENCH_H */

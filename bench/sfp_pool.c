@@ -77,19 +77,19 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "d:c:s:w:i:h")) != -1) {
 		switch (opt) {
 		case 'd':
-			dur = atof(optarg);
+			dur = sfp_arg("sfp_pool", opt, optarg);
 			break;
 		case 'c':
-			ncpubound = atoi(optarg);
+			ncpubound = sfp_arg("sfp_pool", opt, optarg);
 			break;
 		case 's':
-			nsleepers = atoi(optarg);
+			nsleepers = sfp_arg("sfp_pool", opt, optarg);
 			break;
 		case 'w':
-			chunk_loops = strtoul(optarg, NULL, 0);
+			chunk_loops = sfp_arg("sfp_pool", opt, optarg);
 			break;
 		case 'i':
-			interval_ms = atof(optarg);
+			interval_ms = sfp_arg("sfp_pool", opt, optarg);
 			break;
 		case 'h':
 			usage(argv[0]);

@@ -146,13 +146,13 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "d:w:p:h")) != -1) {
 		switch (opt) {
 		case 'd':
-			dur = atof(optarg);
+			dur = sfp_arg("sfp_rr", opt, optarg);
 			break;
 		case 'w':
-			work = strtoul(optarg, NULL, 0);
+			work = sfp_arg("sfp_rr", opt, optarg);
 			break;
 		case 'p':
-			npairs = atoi(optarg);
+			npairs = sfp_arg("sfp_rr", opt, optarg);
 			break;
 		case 'h':
 			usage(argv[0]);
