@@ -16,7 +16,7 @@ help:
 	@echo "make mutate     remove each mechanism in turn; table of failing cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10]  boot the built patched kernel N times; flake rate"
-	@echo "make bench [VCPUS='2 4 8'] [DURATION=2] [REPS=5]"
+	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
 	@echo "make clean      remove $(BUILD) except the work tree and its edits"
@@ -51,7 +51,7 @@ repeat:
 	scripts/repeat.sh $(N)
 
 VCPUS ?= 2 4 8
-DURATION ?= 2
+DURATION ?= 5
 REPS ?= 5
 bench: prepare
 	scripts/bench.sh -s "$(VCPUS)" -d $(DURATION) -r $(REPS)

@@ -10,7 +10,7 @@
 # breakpoint of a finished patch (seen as "Oops: int3" in
 # sched_balance_rq+0x1). Per-workload figures are differences of snapshots.
 # Parameters come from the kernel command line:
-#   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (1000000)  sfp.poolwork=LOOPS (200000)
+#   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (10000000)  sfp.poolwork=LOOPS (200000)
 #   sfp.perffreq=HZ (500)
 #   sfp.features=FEAT[,FEAT...] (none): sched features to write first,
 #                e.g. NO_DELAY_DEQUEUE
@@ -26,7 +26,7 @@ arg() {
 	echo "${v:-$2}"
 }
 DUR=$(arg sfp.dur 5)
-RRWORK=$(arg sfp.rrwork 1000000)
+RRWORK=$(arg sfp.rrwork 10000000)
 POOLWORK=$(arg sfp.poolwork 200000)
 FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
