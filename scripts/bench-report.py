@@ -172,6 +172,10 @@ def main():
             continue
         k, smp, rep = mt.group(1), int(mt.group(2)), int(mt.group(3))
         data[(k, smp, rep)], series[(k, smp, rep)] = parse_log(log, smp, dur)
+        for line in open(log, errors="replace"):
+            if line.startswith("sfp-bench env "):
+                for key in ("rrwork", "poolwork"):
+                    meta.setdefault(key, kv(line).get(key, "?"))
     if not data:
         sys.exit(f"bench-report.py: error: no guest logs under {rawdir}")
     smps = sorted({s for _, s, _ in data})
@@ -338,9 +342,9 @@ def write_report(run, meta, smps, reps, stats, plots):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")
     w("Workloads (bench/): `sfp_rr` runs vCPUs/2 client/server pairs over UNIX socket pairs; server *i* is "
-      "pinned to CPU *i* and computes 10^6 LCG rounds per request, client *i* to CPU vCPUs/2+*i*, so the "
+      f"pinned to CPU *i* and computes {meta.get('rrwork', '?')} LCG rounds per request, client *i* to CPU vCPUs/2+*i*, so the "
       "servers keep half the vCPUs busy and no runqueue is meant to hold two tasks. `sfp_pool` runs "
-      "vCPUs CPU-bound threads and 2 x vCPUs threads that compute 2x10^5 rounds and sleep 2 ms, all in "
+      f"vCPUs CPU-bound threads and 2 x vCPUs threads that compute {meta.get('poolwork', '?')} rounds and sleep 2 ms, all in "
       "the root task group (autogroup off), and samples the root group's `tg_load_avg` from "
       "`/sys/kernel/debug/sched/debug` every 250 ms. Each runs once alone (counters, throughput) and once "
       "under the function profiler (`sched_balance_newidle`, `sched_balance_rq`, `task_tick_fair`) and "
