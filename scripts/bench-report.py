@@ -230,11 +230,10 @@ def check(data, stats, smps):
                 v = med(k, key)
                 if v is not None and v <= 0:
                     problems.append(f"{smp} vCPUs, {k}: {key} is {v}, expected > 0")
-        for k in KERNELS:
-            v = med(k, "rr.newidle_lb")
-            h = med(k, "rr.sched_balance_newidle.hits")
-            if k == "baseline" and v is not None and h is not None and not (v > 0 and h > 0):
-                problems.append(f"{smp} vCPUs, baseline: no newly-idle balancing counted (schedstat {v}, profiler {h})")
+        v = med("baseline", "rr.newidle_lb")
+        h = med("baseline", "rr.sched_balance_newidle.hits")
+        if v is not None and h is not None and not (v > 0 and h > 0):
+            problems.append(f"{smp} vCPUs, baseline: no newly-idle balancing counted (schedstat {v}, profiler {h})")
     for p in problems:
         print(f"bench-report.py: check failed: {p}")
     print(f"bench-report.py: smoke check: {'ok' if not problems else f'{len(problems)} problems'}")
