@@ -15,7 +15,8 @@ help:
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
 	@echo "make mutate     remove each mechanism in turn; table of failing cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
-	@echo "make repeat [N=10]  boot the built patched kernel N times; flake rate"
+	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
+	@echo "                (BUSY busy loops on the host meanwhile)"
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
@@ -47,8 +48,9 @@ selftest-ab: prepare
 	scripts/mutate.sh patched baseline
 
 N ?= 10
+BUSY ?= 0
 repeat:
-	scripts/repeat.sh $(N)
+	scripts/repeat.sh -b $(BUSY) $(N)
 
 VCPUS ?= 2 4 8
 DURATION ?= 5
