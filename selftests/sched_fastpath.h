@@ -24,6 +24,8 @@
 
 #define SCHED_DEBUG_FILE	"/sys/kernel/debug/sched/debug"
 #define SCHED_FEATURES_FILE	"/sys/kernel/debug/sched/features"
+#define SCHED_VERBOSE_FILE	"/sys/kernel/debug/sched/verbose"
+#define SCHED_DOMAINS_DIR	"/sys/kernel/debug/sched/domains"	/* if verbose */
 #define SCHEDSTAT_FILE		"/proc/schedstat"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define SFP_MAX_CPUS		256
@@ -175,6 +177,50 @@ static inline void sfp_kill(pid_t *pids, int n)
 			waitpid(pids[i], NULL, 0);
 	for (i = 0; i < n; i++)
 		pids[i] = 0;
+}
+
+/*
+ * The newly-idle balance cost (max_newidle_lb_cost, ns) of each of one
+ * CPU's sched domains: SCHED_DEBUG's debugfs files, kept open for writing.
+ * Opening and closing them every few milliseconds disturbs the CPUs under
+ * test (more idle entries), writing to an open one does not.
+ */
+struct sfp_cost_files {
+	int fd[16];
+	int n;
+};
+
+/* Open @cpu's files. Returns how many (0: no such files). */
+static inline int sfp_cost_open(struct sfp_cost_files *f, int cpu)
+{
+	char path[128];
+	int fd;
+
+	for (f->n = 0; f->n < 16; f->n++) {
+		snprintf(path, sizeof(path),
+			 SCHED_DOMAINS_DIR "/cpu%d/domain%d/max_newidle_lb_cost", cpu, f->n);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			break;
+		f->fd[f->n] = fd;
+	}
+	return f->n;
+}
+
+static inline void sfp_cost_close(struct sfp_cost_files *f)
+{
+	while (f->n > 0)
+		close(f->fd[--f->n]);
+}
+
+/* Forget the recorded costs. Returns how many writes failed. */
+static inline int sfp_cost_reset(struct sfp_cost_files *f)
+{
+	int i, failed = 0;
+
+	for (i = 0; i < f->n; i++)
+		failed += write(f->fd[i], "0", 1) != 1;
+	return failed;
 }
 
 /* One cfs_rq block of /sys/kernel/debug/sched/debug. */
