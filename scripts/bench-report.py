@@ -336,7 +336,7 @@ def write_report(run, meta, smps, reps, stats, plots):
     for key, label in (("version", "kernel source"), ("source", "source tarball"), ("commit_baseline", "baseline"),
                        ("commit_patched", "patched"), ("config", "config (both kernels)"), ("host_cpu", "host CPU"),
                        ("host_cpus", "host CPUs"), ("host_mem", "host memory"), ("host_os", "host OS"), ("qemu", "QEMU"),
-                       ("mem", "guest memory (MiB)"), ("qemu_opts", "QEMU options"), ("append", "guest command line"),
+                       ("mem", "guest memory (MiB)"), ("qemu_opts", "QEMU options"), ("append", "guest command line (after boot.sh's console=ttyS0 panic=-1 oops=panic noautogroup)"),
                        ("perf", "perf in the guest"), ("retried", "boots retried after a failure (raw/*.failed)")):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")

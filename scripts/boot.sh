@@ -19,7 +19,8 @@ Options (environment variable in brackets):
   -T SEC     host-side timeout [BOOT_TIMEOUT, default 600]
   -a ACCEL   tcg, kvm or auto [ACCEL, default tcg]; auto boots once under
              KVM with a 30 s limit and uses it only if the guest came up
-  -A ARGS    extra kernel command line [APPEND]
+  -A ARGS    extra kernel command line [APPEND], after
+             "console=ttyS0 panic=-1 oops=panic noautogroup"
   -Q OPTS    extra QEMU options, split at spaces [QEMU_OPTS], e.g.
              "-icount shift=0,sleep=off" (instruction-counted guest time)
 
@@ -62,7 +63,9 @@ need qemu-system-x86_64 qemu-system-x86
 need timeout coreutils
 mkdir -p "$LOGDIR"
 
-CMDLINE="console=ttyS0 panic=-1 noautogroup $APPEND"
+# oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
+# instead of leaving a dead guest to the timeout; it is a failure either way.
+CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup $APPEND"
 
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {
