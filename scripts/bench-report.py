@@ -62,10 +62,14 @@ def num(d, key):
 
 
 def parse_log(path, smp, dur):
-    """The metrics of one boot, and the pool's tg_load_avg series."""
-    m, series = {}, None
+    """The metrics of one boot, the pool's tg_load_avg series, and the
+    guest's parameters (its "sfp-bench env" line)."""
+    m, series, env = {}, None, {}
     count, profile, fprof, perf = {}, {}, {}, {}
     for line in open(path, errors="replace"):
+        if line.startswith("sfp-bench env "):
+            env = kv(line)
+            continue
         f = line.split(None, 3)
         if len(f) < 4 or f[0] != "sfp-bench":
             continue
@@ -120,7 +124,7 @@ def parse_log(path, smp, dur):
     s = num(perf.get(("pool", "task_tick_fair"), {}), "samples")
     m["pool.perf.total_samples"] = tot
     m["pool.perf.task_tick_fair"] = 100 * s / tot if tot and s is not None else None
-    return m, series
+    return m, series, env
 
 
 def fmt(v):
@@ -171,11 +175,9 @@ def main():
         if not mt or not os.path.isfile(log):
             continue
         k, smp, rep = mt.group(1), int(mt.group(2)), int(mt.group(3))
-        data[(k, smp, rep)], series[(k, smp, rep)] = parse_log(log, smp, dur)
-        for line in open(log, errors="replace"):
-            if line.startswith("sfp-bench env "):
-                for key in ("rrwork", "poolwork"):
-                    meta.setdefault(key, kv(line).get(key, "?"))
+        data[(k, smp, rep)], series[(k, smp, rep)], env = parse_log(log, smp, dur)
+        for key in ("rrwork", "poolwork"):
+            meta.setdefault(key, env.get(key, "?"))
     if not data:
         sys.exit(f"bench-report.py: error: no guest logs under {rawdir}")
     smps = sorted({s for _, s, _ in data})
@@ -336,7 +338,7 @@ def write_report(run, meta, smps, reps, stats, plots):
     for key, label in (("version", "kernel source"), ("source", "source tarball"), ("commit_baseline", "baseline"),
                        ("commit_patched", "patched"), ("config", "config (both kernels)"), ("host_cpu", "host CPU"),
                        ("host_cpus", "host CPUs"), ("host_mem", "host memory"), ("host_os", "host OS"), ("qemu", "QEMU"),
-                       ("mem", "guest memory (MiB)"), ("qemu_opts", "QEMU options"), ("append", "guest command line (after boot.sh's console=ttyS0 panic=-1 oops=panic noautogroup)"),
+                       ("mem", "guest memory (MiB)"), ("qemu_opts", "QEMU options"), ("append", "guest command line (added to scripts/boot.sh's own)"),
                        ("perf", "perf in the guest"), ("retried", "boots retried after a failure (raw/*.failed)")):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")
