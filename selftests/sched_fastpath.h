@@ -29,6 +29,7 @@
 #define SCHEDSTAT_FILE		"/proc/schedstat"
 #define CGROUP_ROOT		"/sys/fs/cgroup"
 #define SFP_MAX_CPUS		256
+#define SFP_MAX_DOMAINS		16	/* sched domain levels per CPU */
 
 /* A knob whose value is saved before a test writes it. */
 struct sfp_knob {
@@ -186,7 +187,7 @@ static inline void sfp_kill(pid_t *pids, int n)
  * test (more idle entries), writing to an open one does not.
  */
 struct sfp_cost_files {
-	int fd[16];
+	int fd[SFP_MAX_DOMAINS];
 	int n;
 };
 
@@ -196,7 +197,7 @@ static inline int sfp_cost_open(struct sfp_cost_files *f, int cpu)
 	char path[128];
 	int fd;
 
-	for (f->n = 0; f->n < 16; f->n++) {
+	for (f->n = 0; f->n < SFP_MAX_DOMAINS; f->n++) {
 		snprintf(path, sizeof(path),
 			 SCHED_DOMAINS_DIR "/cpu%d/domain%d/max_newidle_lb_cost", cpu, f->n);
 		fd = open(path, O_WRONLY);

@@ -26,8 +26,8 @@
  *   which decays by only 1% a second. Under QEMU TCG a vCPU that the host
  *   deschedules in the middle of a balance records the whole gap as cost
  *   (3-18 ms seen with two busy loops on a 2-core host), and the gate can
- *   then stay shut for the whole test: the control measured 0.000-0.043 in
- *   4 of 12 such boots. The test writes 0 to max_newidle_lb_cost of the
+ *   then stay shut for the whole test: the control fell below 0.25 in 7 of
+ *   18 such boots. The test writes 0 to max_newidle_lb_cost of the
  *   loaded CPUs' domains every 20 ms, so such a balance shuts the gate for
  *   20 ms at most. The files are SCHED_DEBUG's debugfs ones, which exist
  *   while sched/verbose is set (set for the test and restored); they are
