@@ -4,7 +4,7 @@ PNG plots. With --check (the smoke mode), also verify that every metric was
 collected for every boot and that the counters moved the expected way.
 
 Reads RUNDIR/meta.tsv and RUNDIR/raw/KERNEL-smpN-rR/guest.log, whose
-"sfp-bench WORKLOAD PHASE key=value..." lines scripts/guest/bench.sh wrote.
+"sfp-bench WORKLOAD PHASE key=value..." lines scripts/guest/sfp_bench.sh wrote.
 """
 import argparse
 import os

@@ -10,9 +10,9 @@ usage() {
 Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]... [-b FILE]... [-p]
 
 Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
-/init (scripts/guest/init), the smoke check, and the test programs the
+/init (scripts/guest/init), the preconditions check, and the test programs the
 guest runs in order:
-  guest_smoke       scripts/guest/smoke.sh (always)
+  guest_preconditions       scripts/guest/preconditions.sh (always)
   kselftests        static builds of TREE's tools/testing/selftests/sched/
                     sched_fastpath_*.c, when TREE has them
   -x PROGRAM        any extra static program or script
@@ -22,7 +22,7 @@ Other contents:
                     the shared libraries it links, at their host paths
 
 OBJDIR is the kernel build directory: the initramfs records the version
-string of that build, which the smoke check compares with /proc/version.
+string of that build, which the preconditions check compares with /proc/version.
 EOF
 }
 
@@ -58,8 +58,8 @@ mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,tests}
 cp "$BUSYBOX" "$STAGE/bin/busybox"
 ln -s busybox "$STAGE/bin/sh"
 install -m 755 "$ROOT/scripts/guest/init" "$STAGE/init"
-install -m 755 "$ROOT/scripts/guest/smoke.sh" "$STAGE/tests/guest_smoke"
-echo guest_smoke >"$STAGE/tests/order"
+install -m 755 "$ROOT/scripts/guest/preconditions.sh" "$STAGE/tests/guest_preconditions"
+echo guest_preconditions >"$STAGE/tests/order"
 
 # The exact /proc/version of this build: Linux version, compiler, UTS_VERSION.
 release=$(cat "$OBJ/include/config/kernel.release")

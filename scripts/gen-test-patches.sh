@@ -13,7 +13,8 @@ Usage: $PROG [--check]
 
 kunit/ and selftests/ are the sources of truth for the series' test
 patches. This script lays them into a scratch worktree of the prepared work
-tree (\$BUILD/tree, branch 'baseline' + the feature patches), commits each
+tree (\$BUILD/tree, branch 'series-base' + the prerequisite and feature
+patches), commits each
 with its COMMIT_MSG, and writes the patches with git format-patch
 --zero-commit after the line
   $MARK
@@ -55,13 +56,22 @@ export GIT_AUTHOR_NAME=sched-fastpath GIT_AUTHOR_EMAIL=sched-fastpath@example.or
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30 12:00:00 +0000" GIT_COMMITTER_DATE="2026-11-30 12:00:00 +0000"
 
-git -C "$WT" worktree add -q --detach "$TMP/wt" baseline
-# The feature patches: the series up to the marker.
-head -n "$mark_line" "$PATCHES/series" | sed -e 's/#.*//' -e '/^[[:space:]]*$/d' >"$TMP/features"
-while read -r p; do
-	git -C "$TMP/wt" am -q "$PATCHES/$p" || die "feature patch $p does not apply to 'baseline'"
-done <"$TMP/features"
-start=$(($(wc -l <"$TMP/features") + 1))
+load_series
+git -C "$WT" rev-parse -q --verify series-base >/dev/null ||
+	die "the work tree $WT has no branch 'series-base': remove it (make clean-tree) and prepare again"
+git -C "$WT" worktree add -q --detach "$TMP/wt" series-base
+# The prerequisites and feature patches: the series up to the marker (a
+# prerequisite the source already contains is not in series-base's way).
+start=1
+for i in "${!SERIES[@]}"; do
+	[ "${SERIES_ROLE[i]}" != test ] || continue
+	p=${SERIES[i]}
+	start=$((start + 1))
+	if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$TMP/wt" apply --check -R "$p" 2>/dev/null; then
+		continue
+	fi
+	git -C "$TMP/wt" am -q "$p" || die "$(basename "$p") does not apply to 'series-base'"
+done
 base=$(git -C "$TMP/wt" rev-parse HEAD)
 
 W=$TMP/wt

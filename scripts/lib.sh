@@ -52,18 +52,80 @@ kernel_version() {
 	     /^EXTRAVERSION =/ {e=$3} END {printf "%s.%s.%s%s\n", v, p, s, e}' "$1/Makefile"
 }
 
-# series_files: the patch files named in patches/series, in order.
-series_files() {
-	local p
+# load_series: read patches/series into three arrays, in order:
+#   SERIES       the patch files
+#   SERIES_ROLE  per patch: prereq, feature or test, from the section
+#                comment above it ("# prerequisites...", "# features...",
+#                "# generated..."; patches before any section are features)
+# It runs in the calling shell (never inside $(...)), so that a missing
+# file stops the caller before anything is applied or recorded.
+load_series() {
+	local line role=feature name
+	SERIES=()
+	SERIES_ROLE=()
 	[ -f "$PATCHES/series" ] || die "no series file at $PATCHES/series"
-	# shellcheck disable=SC2013 # patch names have no spaces
-	for p in $(sed -e 's/#.*//' "$PATCHES/series"); do
-		[ -f "$PATCHES/$p" ] || die "patches/series names $p, which is not in $PATCHES"
-		printf '%s\n' "$PATCHES/$p"
-	done
+	while IFS= read -r line; do
+		case $line in
+		"# prerequisites"*) role=prereq; continue ;;
+		"# features"*) role=feature; continue ;;
+		"# generated"*) role='test'; continue ;;
+		esac
+		name=${line%%#*}
+		name=${name//[[:space:]]/}
+		[ -n "$name" ] || continue
+		[ -f "$PATCHES/$name" ] || die "patches/series names $name, which is not in $PATCHES"
+		SERIES+=("$PATCHES/$name")
+		SERIES_ROLE+=("$role")
+	done <"$PATCHES/series"
+	[ ${#SERIES[@]} -gt 0 ] || die "$PATCHES/series names no patches"
 }
 
 # series_hash: identifies the series content, to know when to re-apply.
+# Call load_series first.
 series_hash() {
-	series_files | xargs cat | sha256sum | cut -c1-16
+	cat "${SERIES[@]}" | sha256sum | cut -c1-16
+}
+
+# patch_subject FILE: the Subject of a git format-patch file, unfolded and
+# without its [PATCH n/m] prefix.
+patch_subject() {
+	awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1" |
+		sed 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//'
+}
+
+# in_rev WT REV PATCH: PATCH reverse-applies to REV of the git tree WT,
+# i.e. REV already contains it. Uses a scratch index: WT is not touched.
+in_rev() {
+	local idx rc=0
+	idx=$(mktemp "${TMPDIR:-/tmp}/sfp-index.XXXXXX")
+	rm -f "$idx"
+	{ GIT_INDEX_FILE=$idx git -C "$1" read-tree "$2" &&
+		GIT_INDEX_FILE=$idx git -C "$1" apply --cached --check -R "$3" 2>/dev/null; } || rc=1
+	rm -f "$idx"
+	return "$rc"
+}
+
+# patch_states WT: per patch of the series (load_series first), its role
+# and what the work tree WT did with it, derived from WT's 'base'.
+patch_states() {
+	local i p state
+	for i in "${!SERIES[@]}"; do
+		p=${SERIES[i]}
+		case ${SERIES_ROLE[i]} in
+		prereq) in_rev "$1" base "$p" && state="prerequisite, in the source: skipped" ||
+			state="prerequisite, not in the source: applied" ;;
+		feature) in_rev "$1" base "$p" && state="feature, in the source: backed out, re-applied" ||
+			state="feature, not in the source: applied" ;;
+		*) state="test: applied" ;;
+		esac
+		printf '%s\t%s\n' "$(basename "$p")" "$state"
+	done
+}
+
+# has_sched_debug_race TREE: TREE's avg_vruntime() writes cfs_rq state
+# (update_zero_vruntime()) and print_cfs_rq() still calls it after
+# dropping the rq lock, i.e. it lacks upstream e08d007f9d81.
+has_sched_debug_race() {
+	grep -q 'update_zero_vruntime(cfs_rq, delta)' "$1/kernel/sched/fair.c" 2>/dev/null &&
+		grep -q 'SPLIT_NS(avg_vruntime(cfs_rq))' "$1/kernel/sched/debug.c" 2>/dev/null
 }

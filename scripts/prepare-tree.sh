@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prepare the work tree: base (source as found), baseline (series backed out),
-# patched (git am of the series onto baseline). See --help.
+# Prepare the work tree: base (source as found), series-base (features
+# backed out), baseline (+ prerequisite fixes), patched (git am of the
+# series). See --help.
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -9,11 +10,19 @@ usage() {
 	cat <<EOF
 Usage: $PROG [-s SOURCE] [-o WORKTREE]
 
-Make a git work tree with three branches from one kernel source:
-  base      the source as found
-  baseline  base with every patch of the series that it already contains
-            reverse-applied, one commit per patch (the kernel before the series)
-  patched   baseline + 'git am' of patches/series (checked out at the end)
+Make a git work tree with these branches from one kernel source:
+  base         the source as found
+  series-base  base with every feature patch of the series that it already
+               contains reverse-applied, one commit per patch: what
+               'git am' of the series applies onto
+  baseline     series-base + the series' prerequisite fixes: the kernel
+               without the features, the 'A' side of every A/B comparison
+  patched      series-base + 'git am' of patches/series (checked out)
+
+patches/series has up to three sections, each opened by a comment line:
+'# prerequisites' (fixes both kernels need: one the source already
+contains is skipped, never backed out), '# features' (backed out of a
+source that contains them) and '# generated' (the test patches).
 
 SOURCE is a kernel git checkout, a kernel source directory or a source
 tarball (default: \$KSRC, else $DEFAULT_SRC).
@@ -21,15 +30,15 @@ The source itself is never modified: a git checkout is cloned (--shared),
 anything else is copied or extracted under the build folder.
 
 WORKTREE defaults to \$BUILD/tree ($BUILD/tree). If it exists it is
-reused as it is; if patches/ changed since it was prepared, 'patched' is
-rebuilt from 'baseline' provided the work tree has no uncommitted edits.
+reused as it is; if patches/ changed since it was prepared, 'baseline' and
+'patched' are rebuilt from 'series-base' provided the work tree has no
+uncommitted edits.
 
 Per patch, the source either contains it (it reverse-applies), lacks it (it
 applies) or neither (context drifted). 'Neither' stops with the patch, the
-file and the first failing hunk.
+file and the first failing hunk, and leaves nothing behind.
 EOF
 }
-
 DEFAULT_SRC=/usr/src/linux-source-6.12.tar.xz
 SRC=${KSRC:-}
 WT=$BUILD/tree
@@ -82,6 +91,31 @@ else
 fi
 
 META=$WT/.git/sched-fastpath
+load_series
+
+# apply_series DIR: on DIR's checked-out branch (series-base), 'git am'
+# every patch of the series, skipping a prerequisite that DIR already
+# contains, and point 'baseline' at the commit after the prerequisites.
+apply_series() {
+	local dir=$1 i p name err where file line hunk
+	for i in "${!SERIES[@]}"; do
+		p=${SERIES[i]}
+		name=$(basename "$p")
+		if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$dir" apply --check -R "$p" 2>/dev/null; then
+			say "$name: prerequisite already in the source, skipped"
+			continue
+		fi
+		if ! err=$(git -C "$dir" apply --check -v "$p" 2>&1); then
+			where=$(printf '%s\n' "$err" | sed -n 's/^error: patch failed: //p' | head -n 1)
+			file=${where%:*}
+			line=${where##*:}
+			hunk=$(grep -m1 "^@@ -$line," "$p" || true)
+			die "$name neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}; known to work: $KNOWN_GOOD"
+		fi
+		git -C "$dir" "${GIT_ID[@]}" am -q "$p"
+		[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
+	done
+}
 
 # --- an existing work tree is reused --------------------------------------------
 if [ -d "$WT/.git" ]; then
@@ -97,21 +131,31 @@ if [ -d "$WT/.git" ]; then
 		die "patches/ changed but '$WT' has uncommitted edits; commit or discard them, or remove the work tree (make clean-tree)"
 	[ "$(git -C "$WT" rev-parse patched)" = "$(cat "$META/patched-head")" ] ||
 		die "patches/ changed but 'patched' in '$WT' has commits of yours; move them to another branch, or remove the work tree (make clean-tree)"
-	say "patches/ changed: rebuilding 'patched' from 'baseline' in $WT"
-	git -C "$WT" checkout -q -B patched baseline
-	for p in $(series_files); do
-		if ! git -C "$WT" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1; then
-			git -C "$WT" am --abort >/dev/null 2>&1 || true
-			die "$(basename "$p") does not apply to 'baseline' in $WT; remove the work tree (make clean-tree) and prepare again"
-		fi
-	done
+	# A tree prepared before the series had prerequisites: its 'baseline'
+	# is what the series applies onto.
+	git -C "$WT" rev-parse -q --verify series-base >/dev/null ||
+		git -C "$WT" branch series-base baseline
+	say "patches/ changed: rebuilding 'baseline' and 'patched' from 'series-base' in $WT"
+	# On failure, put both branches back as they were.
+	old_patched=$(git -C "$WT" rev-parse patched)
+	old_baseline=$(git -C "$WT" rev-parse baseline)
+	# shellcheck disable=SC2317 # called from the EXIT trap
+	restore() {
+		git -C "$WT" am --abort >/dev/null 2>&1 || true
+		git -C "$WT" checkout -q -f -B patched "$old_patched"
+		git -C "$WT" branch -f baseline "$old_baseline"
+	}
+	trap restore EXIT
+	git -C "$WT" checkout -q -B patched series-base
+	git -C "$WT" branch -f baseline series-base
+	apply_series "$WT"
+	trap - EXIT
 	series_hash >"$META/series-hash"
 	git -C "$WT" rev-parse patched >"$META/patched-head"
 	exit 0
 fi
 
 [ ! -e "$WT" ] || die "'$WT' exists and is not a work tree; move it away"
-series_files >/dev/null
 
 # --- a new work tree, made aside and moved into place when complete ----------
 mkdir -p "$(dirname "$WT")"
@@ -150,47 +194,34 @@ say "base committed in $(($(date +%s) - t0))s"
 
 version=$(kernel_version "$TMP")
 mkdir -p "$TMP/.git/sched-fastpath"
-: >"$TMP/.git/sched-fastpath/status"
+backed_out=0
 
-# baseline: back out, newest first, each patch the source already contains.
-git -C "$TMP" checkout -q -b baseline base
-mapfile -t patches < <(series_files)
-for ((i = ${#patches[@]} - 1; i >= 0; i--)); do
-	p=${patches[i]}
+# series-base: back out, newest first, each feature patch the source
+# already contains.
+git -C "$TMP" checkout -q -b series-base base
+for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
+	p=${SERIES[i]}
 	name=$(basename "$p")
-	if git -C "$TMP" apply --check -R "$p" 2>/dev/null; then
-		# The Subject header may be folded over several lines.
-		subject=$(awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$p" |
-			sed 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//')
-		git -C "$TMP" apply -R --index "$p"
-		git -C "$TMP" "${GIT_ID[@]}" commit -q -F - <<EOF
-Back out "$subject"
+	[ "${SERIES_ROLE[i]}" = feature ] || continue
+	git -C "$TMP" apply --check -R "$p" 2>/dev/null || continue
+	git -C "$TMP" apply -R --index "$p"
+	git -C "$TMP" "${GIT_ID[@]}" commit -q -F - <<EOF
+Back out "$(patch_subject "$p")"
 
 The source ($version) already contains this change; patches/$name
-reverse-applies to it. It is backed out here so that 'baseline' is the
+reverse-applies to it. It is backed out here so that 'series-base' is the
 kernel before the series and 'patched' (git am of the series onto
-baseline) shows exactly what the series adds.
+series-base) shows exactly what the series adds.
 EOF
-		printf '%s\tcontained\n' "$name" >>"$TMP/.git/sched-fastpath/status"
-		say "$name: contained in the source, backed out for baseline"
-	fi
+	backed_out=$((backed_out + 1))
+	say "$name: contained in the source, backed out for series-base"
 done
 
-# patched: git am of the whole series onto baseline.
-git -C "$TMP" checkout -q -b patched baseline
-for p in "${patches[@]}"; do
-	name=$(basename "$p")
-	grep -q "^$name	contained" "$TMP/.git/sched-fastpath/status" ||
-		printf '%s\tlacking\n' "$name" >>"$TMP/.git/sched-fastpath/status"
-	if ! err=$(git -C "$TMP" apply --check -v "$p" 2>&1); then
-		where=$(printf '%s\n' "$err" | sed -n 's/^error: patch failed: //p' | head -n 1)
-		file=${where%:*}
-		line=${where##*:}
-		hunk=$(grep -m1 "^@@ -$line," "$p" || true)
-		die "$name neither applies to nor is contained in $SRC ($version): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}; known to work: $KNOWN_GOOD"
-	fi
-	git -C "$TMP" "${GIT_ID[@]}" am -q "$p"
-done
+# patched: git am of the whole series onto series-base; baseline is the
+# commit after the prerequisites.
+git -C "$TMP" branch baseline series-base
+git -C "$TMP" checkout -q -b patched series-base
+apply_series "$TMP"
 
 printf '%s\n' "$src_id" >"$TMP/.git/sched-fastpath/source"
 printf '%s\n' "$version" >"$TMP/.git/sched-fastpath/version"
@@ -199,4 +230,4 @@ git -C "$TMP" rev-parse patched >"$TMP/.git/sched-fastpath/patched-head"
 trap - EXIT
 rm -rf "$WT"
 mv "$TMP" "$WT"
-say "work tree ready: $WT ($version; $(grep -c contained "$WT/.git/sched-fastpath/status" || true) patch(es) backed out for baseline)"
+say "work tree ready: $WT ($version; $backed_out feature patch(es) backed out for series-base)"

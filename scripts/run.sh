@@ -79,13 +79,20 @@ stage_start tests
 	echo "  tree:    $TREE"
 	if [ -f "$TREE/.git/sched-fastpath/source" ]; then
 		echo "  source:  $(cat "$TREE/.git/sched-fastpath/source")"
-		sort "$TREE/.git/sched-fastpath/status" | sed 's/^/  patch:   /'
+		load_series
+		patch_states "$TREE" | sed 's/^/  patch:   /'
 	fi
 	echo "  version: $(kernel_version "$TREE") ($(cat "$OBJ/include/config/kernel.release"))"
 	if git -C "$TREE" rev-parse HEAD >/dev/null 2>&1; then
 		echo "  HEAD:    $(git -C "$TREE" log -1 --format='%h %s' HEAD)$(git -C "$TREE" diff --quiet HEAD -- 2>/dev/null || echo ' + uncommitted edits')"
 	fi
 	echo "  config:  $(cd "$ROOT" && printf '%s ' kernel-config/*.config)"
+	# The tests read /sys/kernel/debug/sched/debug; on a tree with the
+	# zero_vruntime backport but not its fix, each read races the scheduler.
+	if has_sched_debug_race "$TREE"; then
+		echo "  WARNING: this tree lacks upstream e08d007f9d81 (patch 1 of the series): every"
+		echo "           read of sched/debug by the tests can corrupt the scheduler (docs/background.md)"
+	fi
 } | tee "$LOG/report.txt"
 rep_rc=0
 set -o pipefail

@@ -108,41 +108,70 @@ export BUILD
 REAL_BUILD=$BUILD
 WT=$BUILD/tree
 
-# check_reproduces WT: the feature patches (the ones the source already
-# contained) applied onto baseline give back the source's kernel/sched/
-# exactly; whatever else differs between base and patched comes from the
-# test patches.
+# check_reproduces WT: the source's kernel/sched/ with the series'
+# prerequisite fixes applied is exactly what the prerequisite and feature
+# patches make of series-base; whatever else differs between base and
+# patched comes from the test patches. Prints the intended differences.
 check_reproduces() {
-	local wt=$1 n last=-1 i=0 p commit
-	n=$(series_files | wc -l)
-	for p in $(series_files); do
-		grep -q "^$(basename "$p")	contained" "$wt/.git/sched-fastpath/status" && last=$i
-		i=$((i + 1))
+	local wt=$1 i ntests=0 fixed featend p idx=$CHK/reproduce.index
+	for i in "${!SERIES[@]}"; do
+		[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
 	done
-	[ "$last" -ge 0 ] || { echo "the source contains none of the series"; return 1; }
-	commit=$(git -C "$wt" rev-parse "patched~$((n - 1 - last))")
-	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$commit")"
-	if ! git -C "$wt" diff --quiet base "$commit" -- kernel/sched; then
-		git -C "$wt" diff --stat base "$commit" -- kernel/sched
-		echo "baseline + feature patches differs from the source's kernel/sched"
+	patch_states "$wt" | tee "$CHK/patch-states.txt"
+	grep -q 'feature, in the source' "$CHK/patch-states.txt" ||
+		{ echo "the source contains none of the series' features"; return 1; }
+	featend=$(git -C "$wt" rev-parse "patched~$ntests")
+	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$featend")"
+	# The source plus the prerequisites the work tree applied, in a
+	# scratch index: no checkout, nothing written to the work tree.
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx git -C "$wt" read-tree base
+	for i in "${!SERIES[@]}"; do
+		p=${SERIES[i]}
+		[ "${SERIES_ROLE[i]}" = prereq ] || continue
+		! in_rev "$wt" base "$p" || continue
+		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached "$p" || { echo "$(basename "$p") does not apply to base"; return 1; }
+		echo "intended difference from the source $(cat "$wt/.git/sched-fastpath/version"): $(basename "$p") ($(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }'))"
+	done
+	fixed=$(GIT_INDEX_FILE=$idx git -C "$wt" write-tree)
+	rm -f "$idx"
+	if ! git -C "$wt" diff --quiet "$fixed" "$featend" -- kernel/sched; then
+		git -C "$wt" diff --stat "$fixed" "$featend" -- kernel/sched
+		echo "series-base + prerequisite and feature patches differs from the source's kernel/sched (+ prerequisites)"
 		return 1
 	fi
-	echo "git diff base patched -- kernel/sched (test patches only):"
+	echo "kernel/sched/ of series-base + prerequisites + features = source + prerequisites: identical"
+	echo "git diff base patched -- kernel/sched (prerequisites and test patches):"
 	git -C "$wt" diff --stat base patched -- kernel/sched
 }
 
+load_series
 stage_start "series: prepare, checkpatch, reproduce the source"
 t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
+# checkpatch --strict on every patch. A prerequisite is a backport and
+# carries its upstream id ('commit <40 hex> upstream.'); the work tree,
+# made from a tarball, has no upstream history to look it up in, so that
+# one finding (UNKNOWN_COMMIT_ID) is ignored for it, and the line must be
+# there.
 checkpatch_all() {
-	local p out bad=0
+	local i p out bad=0 opts
 	[ -f "$WT/scripts/checkpatch.pl" ] || { echo "no work tree"; return 1; }
-	for p in $(series_files); do
-		out=$(cd "$WT" && perl scripts/checkpatch.pl --strict --no-tree -q "$p" 2>&1) || true
+	for i in "${!SERIES[@]}"; do
+		p=${SERIES[i]}
+		opts=(--strict --no-tree -q)
+		if [ "${SERIES_ROLE[i]}" = prereq ]; then
+			if ! grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p"; then
+				echo "$(basename "$p"): a prerequisite without its 'commit <id> upstream.' line"
+				bad=1
+			fi
+			opts+=(--ignore UNKNOWN_COMMIT_ID)
+		fi
+		out=$(cd "$WT" && perl scripts/checkpatch.pl "${opts[@]}" "$p" 2>&1) || true
 		if [ -n "$out" ]; then
 			printf '%s:\n%s\n' "$(basename "$p")" "$out"
 			bad=1
 		else
-			echo "$(basename "$p"): clean"
+			echo "$(basename "$p"): clean${opts[3]:+ (upstream id $(sed -n 's/^commit \([0-9a-f]\{12\}\).* upstream\.$/\1/p' "$p") not looked up: no upstream history here)}"
 		fi
 	done
 	return "$bad"
@@ -190,7 +219,7 @@ if [ -d "$WT/.git" ]; then
 		"$CHK/drift/kernel/sched/fair.c"
 	git -C "$CHK/drift" -c user.name=t -c user.email=t@t commit -q -am "drift"
 	neither() {
-		expect_error "0001-.*neither applies.*kernel/sched/fair.c at line [0-9]*.*known to work" \
+		expect_error "0002-.*neither applies.*kernel/sched/fair.c at line [0-9]*.*known to work" \
 			env KSRC="$CHK/drift" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
 		[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
 	}
@@ -228,6 +257,33 @@ t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Deb
 	env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
 	-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
 [ "$(type -t good)" != function ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
+
+# A series that names a file that is not there stops before anything is
+# applied or recorded: for a new work tree and for a prepared one.
+mkdir -p "$CHK/patches-broken"
+cp "$ROOT"/patches/* "$CHK/patches-broken/"
+awk '{ print } /\.patch$/ && !done { print "0009-not-there.patch"; done = 1 }' \
+	"$ROOT/patches/series" >"$CHK/patches-broken/series"
+wt_state() {
+	git -C "$1" for-each-ref --format='%(refname) %(objectname)'
+	cat "$1/.git/sched-fastpath/status" "$1/.git/sched-fastpath/series-hash"
+}
+missing_series_file() {
+	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
+		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-broken" || return 1
+	if [ -e "$CHK/wt-broken" ] || [ -e "$CHK/wt-broken.new" ]; then
+		echo "a work tree was left behind"
+		return 1
+	fi
+	[ -d "$CHK/wt-good/.git" ] || { echo "no prepared mini work tree to reuse"; return 1; }
+	local before
+	before=$(wt_state "$CHK/wt-good")
+	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
+		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+	[ "$(wt_state "$CHK/wt-good")" = "$before" ] || { echo "the prepared work tree changed"; return 1; }
+	echo "nothing made, nothing recorded"
+}
+t series_missing_file_stops_early missing_series_file
 BUILD=$REAL_BUILD
 stage_end
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# guest_smoke: the guest booted the kernel this run built, and the
+# guest_preconditions: the guest booted the kernel this run built, and the
 # observables the sched-fastpath tests read exist. Prints KTAP.
 n=0
 fail=0
@@ -7,10 +7,10 @@ check() {
 	name=$1
 	shift
 	n=$((n + 1))
-	if "$@" >/tmp/smoke.out 2>&1; then
+	if "$@" >/tmp/preconditions.out 2>&1; then
 		echo "    ok $n $name"
 	else
-		sed 's/^/    # /' /tmp/smoke.out
+		sed 's/^/    # /' /tmp/preconditions.out
 		echo "    not ok $n $name"
 		fail=1
 	fi
@@ -33,9 +33,9 @@ root_cfs_rq_observable() {
 echo "KTAP version 1"
 echo "1..1"
 echo "    KTAP version 1"
-echo "    # Subtest: guest_smoke"
+echo "    # Subtest: guest_preconditions"
 echo "    1..3"
 check kernel_is_the_build kernel_is_the_build
 check schedstat_has_domains schedstat_has_domains
 check root_cfs_rq_observable root_cfs_rq_observable
-if [ $fail = 0 ]; then echo "ok 1 guest_smoke"; else echo "not ok 1 guest_smoke"; fi
+if [ $fail = 0 ]; then echo "ok 1 guest_preconditions"; else echo "not ok 1 guest_preconditions"; fi
