@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat bench bench-smoke clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat race bench bench-smoke clean clean-tree help
 
 all: run
 
@@ -17,6 +17,8 @@ help:
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
 	@echo "                (BUSY busy loops on the host meanwhile)"
+	@echo "make race [BOOTS=4] [RACE_SECONDS=60]  the sched/debug race of 6.12.117:"
+	@echo "                lockdep check and oops rate, without and with patch 1"
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
@@ -52,6 +54,11 @@ BUSY ?= 0
 repeat:
 	scripts/repeat.sh -b $(BUSY) $(N)
 
+BOOTS ?= 4
+RACE_SECONDS ?= 60
+race: prepare
+	scripts/race.sh -n $(BOOTS) -d $(RACE_SECONDS)
+
 VCPUS ?= 2 4 8
 DURATION ?= 5
 REPS ?= 5
@@ -62,7 +69,8 @@ bench-smoke: prepare
 	scripts/bench.sh --smoke
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/obj $(BUILD)/bench/smoke
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/smoke $(BUILD)/race $(BUILD)/wt
+	[ ! -d $(BUILD)/tree/.git ] || git -C $(BUILD)/tree worktree prune
 
 clean-tree:
 	@if [ -d $(BUILD)/tree/.git ] && [ -n "$$(git -C $(BUILD)/tree status --porcelain --untracked-files=no)" ]; then \

@@ -41,10 +41,11 @@ BENCH_BASELINE and BENCH_PATCHED (commits of the work tree to build as the
 two sides; default the branches 'baseline' and 'patched': e.g.
 BENCH_PATCHED=baseline shows what the smoke checks say of a kernel
 without the mechanisms).
-Kernels are built once per (commit, config) in \$BUILD/bench/obj (a cold
-build is about 10 minutes here, the second kernel about 2) and kept in
-\$BUILD/bench/kernels. A full run (3 x 2 x 5 boots) took 15.6 minutes
-here (make bench), the smoke run about 1 (plus the builds). A boot that fails is retried once.
+Both kernels are built and booted by scripts/run.sh (-r REF -n
+bench-baseline / bench-patched, then --boot-only per boot), in
+\$BUILD/wt/bench-KERNEL; a rebuild only compiles what changed. A full run
+(3 x 2 x 5 boots) took 15.6 minutes here (make bench), the smoke run about
+1 (plus the builds). A boot that fails is retried once.
 EOF
 }
 
@@ -124,49 +125,32 @@ done
 install -m 755 "$ROOT/scripts/guest/sfp_bench.sh" "$B/bin/sfp_bench"
 stage_end
 
-# Both kernels come from one source checkout and one object directory at
-# fixed paths, so the second build (and every later switch) only rebuilds
-# what differs: kernel/sched/.
-SRC=$B/src
-if [ ! -e "$SRC/.git" ]; then
-	git -C "$WT" worktree prune
-	say "checking out a second copy of the work tree at $SRC (about a minute)"
-	git -C "$WT" worktree add -q --detach "$SRC" baseline
-fi
+# Each kernel is built by scripts/run.sh -r REF -n bench-KERNEL, in its own
+# worktree laid out like the main tree, so ccache serves the second build
+# from the first; later runs only rebuild what changed.
+GUEST_OPTS=(-F "$CFG" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" --perf)
 for k in baseline patched; do
-	K=$B/kernels/$k
-	rev=$(git -C "$WT" rev-parse "${REF[$k]}^{commit}")
-	stamp="$rev $(sha256sum "$CFG" "$ROOT/scripts/guest/sfp_bench.sh" "$B/bin/sfp_rr" "$B/bin/sfp_pool" | cut -c1-16 | tr '\n' ' ')"
-	if [ -f "$K/stamp" ] && [ "$(cat "$K/stamp")" = "$stamp" ] && [ -f "$K/bzImage" ] && [ -f "$K/initramfs.gz" ]; then
-		say "$k: reusing $K (commit ${rev:0:12})"
-		continue
-	fi
-	stage_start "build $k (${rev:0:12})"
-	git -C "$SRC" checkout -q --detach "$rev"
-	"$ROOT/scripts/build-kernel.sh" -t "$SRC" -o "$B/obj" -f "$CFG"
-	rm -rf "$K"
-	mkdir -p "$K"
-	cp "$B/obj/arch/x86/boot/bzImage" "$B/obj/.config" "$B/obj/System.map" "$K/"
-	"$ROOT/scripts/build-guest.sh" -k "$B/obj" -o "$K/initramfs.gz" \
-		-x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" -p
-	git -C "$SRC" log -1 --format='%H %s' >"$K/commit"
-	printf '%s\n' "$stamp" >"$K/stamp"
+	stage_start "build $k (${REF[$k]})"
+	"$ROOT/scripts/run.sh" -r "${REF[$k]}" -n "bench-$k" "${GUEST_OPTS[@]}" --build-only ||
+		die "building $k (${REF[$k]}) failed"
 	stage_end
 done
+kobj() { echo "$BUILD/wt/bench-$1/obj/bench-$1"; }
+ktree() { echo "$BUILD/wt/bench-$1/tree"; }
 # The same options set on both sides; patched's tree also knows the
 # (unset) options of the test patches.
 setopts() { grep '^CONFIG_' "$1"; }
-cmp -s <(setopts "$B/kernels/baseline/.config") <(setopts "$B/kernels/patched/.config") ||
-	die "baseline and patched were built with different configs ($B/kernels/*/.config)"
+cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config") ||
+	die "baseline and patched were built with different configs ($(kobj baseline)/.config, $(kobj patched)/.config)"
 
 {
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
 	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
 	printf 'append\t%s\n' "$GUEST_APPEND"
-	printf 'version\t%s\n' "$(kernel_version "$SRC")"
+	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
 	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
-	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(cat "$B/kernels/$k/commit")"; done
+	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
 	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config" "$(sha256sum "$CFG" | cut -c1-16)"
 	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	printf 'host_cpus\t%s\n' "$(nproc)"
@@ -188,9 +172,10 @@ boot_once() {
 	local log=$3
 	SMP=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 40 * DUR * $2)) QEMU_OPTS=$QOPTS \
 		APPEND="$GUEST_APPEND" \
-		"$ROOT/scripts/boot.sh" -k "$B/kernels/$1/bzImage" -i "$B/kernels/$1/initramfs.gz" \
-		-l "$log" >"$log.boot" 2>&1 || { echo "boot failed ($(tail -n 1 "$log.boot"))"; return 0; }
-	if ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then
+		"$ROOT/scripts/run.sh" -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
+	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
+		echo "boot failed ($(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot"))"
+	elif ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then
 		echo "workload failed: $(grep -m1 'sfp-bench error' "$log/guest.log" || echo 'see guest.log')"
 	elif ! grep -q '^ok 1 guest_preconditions' "$log/guest.log"; then
 		echo "guest preconditions failed (wrong kernel?)"

@@ -25,8 +25,8 @@ Options (environment variable in brackets):
              "-icount shift=0,sleep=off" (instruction-counted guest time)
 
 Exit status 0 when the guest ran every test program and shut down, and the
-console shows no panic, oops, WARNING: or BUG:; 1 otherwise, with the
-console's last lines.
+console shows no splat (panic, oops, WARNING:, BUG:, UBSAN:, an RCU
+stall or a hung task); 1 otherwise, with the console's last lines.
 EOF
 }
 
@@ -108,7 +108,9 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 elif [ "$rc" != 0 ]; then
 	problem="QEMU exited with status $rc ($(head -c 300 "$LOGDIR/qemu.log" | tr '\n' ' '))"
 fi
-bad=$(grep -m1 -E 'Kernel panic|Oops|WARNING:|BUG:|general protection fault|Call Trace:' "$LOGDIR/console.log" || true)
+# Splats: oops, panic, WARN (lockdep's reports start with WARNING: too),
+# BUG (KASAN, soft lockup), UBSAN, RCU stalls, hung tasks.
+bad=$(grep -m1 -E 'Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|Call Trace:|detected stalls|blocked for more than' "$LOGDIR/console.log" || true)
 [ -z "$bad" ] || problem="${problem:+$problem; }kernel reported: $bad"
 if [ -z "$problem" ] && ! grep -q '^sfp-done' "$LOGDIR/guest.log"; then
 	problem="guest stopped before its tests finished"

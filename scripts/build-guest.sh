@@ -10,12 +10,15 @@ usage() {
 Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]... [-b FILE]... [-p]
 
 Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
-/init (scripts/guest/init), the preconditions check, and the test programs the
-guest runs in order:
-  guest_preconditions       scripts/guest/preconditions.sh (always)
-  kselftests        static builds of TREE's tools/testing/selftests/sched/
-                    sched_fastpath_*.c, when TREE has them
-  -x PROGRAM        any extra static program or script
+/init (scripts/guest/init), and the test programs the guest runs in order:
+  guest_preconditions  scripts/guest/preconditions.sh (always)
+  kselftest            TREE's sched kselftests, installed as
+                       'make -C tools/testing/selftests TARGETS=sched install'
+                       does (static, into /kselftest) and run by the kernel's
+                       run_kselftest.sh, when TREE has the series' tests;
+                       coreutils' timeout goes along, so the runner enforces
+                       the tests' 'settings' timeout
+  -x PROGRAM           any extra static program or script
 Other contents:
   -b FILE           a file for /bin that the guest does not run by itself
   -p                perf (the host's /usr/bin/perf, Debian linux-perf) and
@@ -68,26 +71,44 @@ compiler=$(sed -n 's/^#define[[:space:]]*LINUX_COMPILER[[:space:]]*"\(.*\)"$/\1/
 printf 'Linux version %s (sched-fastpath@qemu) (%s) %s\n' "$release" "$compiler" "$utsver" \
 	>"$STAGE/tests/expected-version"
 
-# kselftests from the tree, if the series added them there.
-KST_DIR=${TREE:+$TREE/tools/testing/selftests/sched}
-if [ -n "$KST_DIR" ] && compgen -G "$KST_DIR/sched_fastpath_*.c" >/dev/null; then
+# add_dynamic BINARY: a host program and every library it links, at their
+# host paths (Debian's perf and coreutils are not static).
+add_dynamic() {
+	local missing
+	need ldd libc-bin
+	missing=$(ldd "$1" | grep 'not found' || true)
+	[ -z "$missing" ] || die "$1 needs libraries this host lacks: $(printf '%s' "$missing" | tr '\n' ' ')"
+	mkdir -p "$STAGE$(dirname "$1")"
+	cp "$1" "$STAGE$1"
+	ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$STAGE$(dirname "$lib")"
+			cp -L "$lib" "$STAGE$lib"
+		done
+}
+
+# kselftests from the tree, if the series added them there: built and
+# installed by the selftests' own Makefile, out of tree (O=), static.
+# TEST_PROGS= : 6.12's sched/Makefile lists its generated cs_prctl_test
+# under TEST_PROGS as well, which an O= install looks for in the source
+# directory and fails on; the override leaves it out of the run list.
+KST_DIR=${TREE:+$TREE/tools/testing/selftests}
+if [ -n "$KST_DIR" ] && compgen -G "$KST_DIR/sched/sched_fastpath_*.c" >/dev/null; then
 	need gcc gcc
+	need rsync rsync
 	kst=$OBJ/kselftest
+	rm -rf "$kst"
 	mkdir -p "$kst"
-	progs=()
-	for c in "$KST_DIR"/sched_fastpath_*.c; do
-		progs+=("$kst/$(basename "$c" .c)")
-	done
-	say "building kselftests (static) in $KST_DIR"
-	# lib.mk's own rules, with OUTPUT= so the tree is not written.
-	make -C "$KST_DIR" OUTPUT="$kst" LDFLAGS=-static "${progs[@]}" >"$kst/build.log" 2>&1 || {
-		tail -n 20 "$kst/build.log" >&2
-		die "kselftest build failed (log: $kst/build.log)"
+	say "installing the sched kselftests (static) from $KST_DIR"
+	make -C "$KST_DIR" TARGETS=sched O="$kst/build" INSTALL_PATH="$STAGE/kselftest" \
+		LDFLAGS=-static TEST_PROGS= install >"$kst/install.log" 2>&1 || {
+		tail -n 20 "$kst/install.log" >&2
+		die "kselftest build or install failed (log: $kst/install.log)"
 	}
-	for t in "${progs[@]}"; do
-		install -m 755 "$t" "$STAGE/tests/"
-		basename "$t" >>"$STAGE/tests/order"
-	done
+	[ -x /usr/bin/timeout ] || die "/usr/bin/timeout not found: install the Debian package 'coreutils'"
+	add_dynamic /usr/bin/timeout
+	install -m 755 "$ROOT/scripts/guest/kselftest.sh" "$STAGE/tests/kselftest"
+	echo kselftest >>"$STAGE/tests/order"
 fi
 for x in "${EXTRA[@]}"; do
 	[ -x "$x" ] || die "extra test program '$x' is not an executable file"
@@ -102,17 +123,7 @@ if [ -n "$PERF" ]; then
 	if [ ! -x /usr/bin/perf ] || [ "$(head -c 2 /usr/bin/perf)" = '#!' ]; then
 		die "no perf binary at /usr/bin/perf: install the Debian package 'linux-perf' (or run 'make setup' as root)"
 	fi
-	need ldd libc-bin
-	missing=$(ldd /usr/bin/perf | grep 'not found' || true)
-	[ -z "$missing" ] || die "perf needs libraries this host lacks: $(printf '%s' "$missing" | tr '\n' ' ')"
-	mkdir -p "$STAGE/usr/bin"
-	cp /usr/bin/perf "$STAGE/usr/bin/perf"
-	# Every library perf links, and the dynamic loader, at the same paths.
-	ldd /usr/bin/perf | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
-		while read -r lib; do
-			mkdir -p "$STAGE$(dirname "$lib")"
-			cp -L "$lib" "$STAGE$lib"
-		done
+	add_dynamic /usr/bin/perf
 fi
 
 mkdir -p "$(dirname "$OUT")"

@@ -8,14 +8,17 @@ usage() {
 	cat <<EOF
 Usage: $PROG -t TREE -o OBJDIR [-f FRAGMENT]...
 
-Merge the config fragments (default: kernel-config/*.config) onto
+Merge the config fragments (default: kernel-config/base.config, and
+tests.config when TREE has the series' KUnit option) onto
 allnoconfig with TREE's scripts/kconfig/merge_config.sh into OBJDIR, fail
 if any requested option is missing from the final .config, then build
 bzImage out of tree (O=OBJDIR) with ccache. Incremental: re-running after
 an edit rebuilds only what changed.
 
 TREE is only read: it must not carry an in-tree build (.config).
-Environment: JOBS (default nproc+1), CCACHE_DIR (ccache's default).
+Environment: JOBS (default nproc+1), CCACHE_DIR (ccache's default),
+CCACHE_BASEDIR (default \$BUILD: compile paths under it are hashed
+relative to the build directory).
 EOF
 }
 
@@ -35,7 +38,7 @@ done
 [ -d "$TREE" ] || die "kernel tree '$TREE' does not exist"
 is_kernel_tree "$TREE" || die "'$TREE' is not a kernel source tree"
 [ ! -f "$TREE/.config" ] || die "'$TREE' has an in-tree .config; out-of-tree builds need a clean source (make mrproper there)"
-[ ${#FRAGS[@]} -gt 0 ] || FRAGS=("$ROOT"/kernel-config/*.config)
+[ ${#FRAGS[@]} -gt 0 ] || mapfile -t FRAGS < <(default_fragments "$TREE")
 for f in "${FRAGS[@]}"; do
 	[ -f "$f" ] || die "config fragment '$f' not found"
 done
@@ -49,6 +52,10 @@ for i in "${!FRAGS[@]}"; do FRAGS[i]=$(realpath "${FRAGS[i]}"); done
 mkdir -p "$OBJ"
 OBJ=$(realpath "$OBJ")
 JOBS=${JOBS:-$(($(nproc) + 1))}
+# kbuild passes absolute source paths; ccache rewrites those under
+# base_dir into relative ones, so builds of two checkouts laid out alike
+# (source two levels above the build directory) share cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 
 say "config: $(printf '%s ' "${FRAGS[@]##*/}")-> $OBJ/.config"
 (cd "$TREE" && scripts/kconfig/merge_config.sh -n -O "$OBJ" "${FRAGS[@]}") \

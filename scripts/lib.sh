@@ -129,3 +129,13 @@ has_sched_debug_race() {
 	grep -q 'update_zero_vruntime(cfs_rq, delta)' "$1/kernel/sched/fair.c" 2>/dev/null &&
 		grep -q 'SPLIT_NS(avg_vruntime(cfs_rq))' "$1/kernel/sched/debug.c" 2>/dev/null
 }
+
+# default_fragments TREE: the config fragments every kernel gets:
+# kernel-config/base.config, and tests.config when TREE has the series'
+# KUnit option (a tree without the test patches builds without it).
+default_fragments() {
+	printf '%s\n' "$ROOT/kernel-config/base.config"
+	if grep -q '^config SCHED_FAIR_KUNIT_TEST$' "$1/lib/Kconfig.debug" 2>/dev/null; then
+		printf '%s\n' "$ROOT/kernel-config/tests.config"
+	fi
+}

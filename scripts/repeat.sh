@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Boot an already built kernel N times in a row and tally the results and
-# the kselftests' measured figures (flake rate, spreads). See --help.
+# Boot one kernel N times in a row and tally the results and the
+# kselftests' measured figures (flake rate, spreads). See --help.
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-n NAME | -k OBJDIR] [-b BUSY] [N]
+Usage: $PROG [-b BUSY] [N] [-- RUN-OPTIONS...]
 
-Boot \$BUILD/obj/NAME (default: patched, as built by 'make run'), or the
-kernel built in OBJDIR (e.g. \$BUILD/variant/obj after 'make mutate'), N times
-(default 10) with the same initramfs, parse each run, and print per run the
-pass/fail counts and the newly-idle attempts per idle entry that
+Build the kernel that scripts/run.sh RUN-OPTIONS names (default: the main
+job's 'patched'; e.g. '-- -r baseline -n baseline' or
+'-- -r patched -p tests/mutants/no-newidle-gate.patch -n mutant'), then
+boot it N times (default 10) with run.sh --boot-only, and print per boot
+the pass/fail counts and the newly-idle attempts per idle entry that
 sched_fastpath_newidle measured, then the failures per test case.
-Logs: \$BUILD/logs/NAME-repeat/RUN. Environment as for scripts/boot.sh.
+Logs: \$BUILD/logs/NAME-repeat/BOOT. Environment as for scripts/boot.sh.
 
   -b BUSY  run BUSY busy loops ('yes >/dev/null') on the host while the
            guests run: a host whose cores are shared, like a busy CI machine
@@ -22,29 +23,32 @@ Logs: \$BUILD/logs/NAME-repeat/RUN. Environment as for scripts/boot.sh.
 EOF
 }
 
-NAME=patched
-OBJ=
 BUSY=0
+N=10
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
-	-n) NAME=${2:?}; shift 2 ;;
-	-k) OBJ=$(realpath "${2:?}"); NAME=$(basename "$(dirname "$OBJ")"); shift 2 ;;
 	-b) BUSY=${2:?}; shift 2 ;;
+	--) shift; break ;;
 	-*) die "unknown option '$1' (see --help)" ;;
-	*) break ;;
+	*) N=$1; shift ;;
 	esac
 done
-N=${1:-10}
-case $N in '' | *[!0-9]*) die "N must be a number, not '$N'" ;; esac
+RUN_ARGS=("$@")
+case $N in '' | *[!0-9]* | 0) die "N must be a number > 0, not '$N'" ;; esac
 case $BUSY in '' | *[!0-9]*) die "-b wants a number of busy loops, not '$BUSY'" ;; esac
-OBJ=${OBJ:-$BUILD/obj/$NAME}
-[ -f "$OBJ/initramfs.cpio.gz" ] || die "no built kernel and initramfs in $OBJ: run 'make run' first"
-# kunit.py parse from any prepared tree will do.
-TREE=$BUILD/tree
+NAME=patched
+for ((i = 0; i < ${#RUN_ARGS[@]}; i++)); do
+	case ${RUN_ARGS[i]} in -n | --name) NAME=${RUN_ARGS[i + 1]:-} ;; esac
+done
 OUT=$BUILD/logs/$NAME-repeat
 rm -rf "$OUT"
 mkdir -p "$OUT"
+
+say "building (scripts/run.sh ${RUN_ARGS[*]})"
+"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" >"$OUT/build.out" 2>&1 ||
+	[ -s "$BUILD/logs/$NAME/results.tsv" ] ||
+	die "scripts/run.sh ${RUN_ARGS[*]} built nothing to boot (see $OUT/build.out)"
 
 busy_pids=
 stop_busy() {
@@ -58,11 +62,10 @@ for _ in $(seq 1 "$BUSY"); do
 done
 [ "$BUSY" = 0 ] || say "$BUSY busy loops on the host while the guests run"
 
-printf '%-4s %-7s %-7s %-18s %-18s %s\n' run passed failed "light load" "overload control" "root tg_load_avg (max over CPUs)"
+printf '%-4s %-7s %-7s %-18s %-18s %s\n' boot passed failed "light load" "overload control" "root tg_load_avg (max over CPUs)"
 for i in $(seq 1 "$N"); do
 	log=$OUT/$i
-	"$ROOT/scripts/boot.sh" -k "$OBJ/arch/x86/boot/bzImage" -i "$OBJ/initramfs.cpio.gz" -l "$log" >"$log.boot" 2>&1 || true
-	"$ROOT/scripts/report.sh" -l "$log" -t "$TREE" -k "$OBJ" >"$log.report" 2>&1 || true
+	"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
 	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l)
 	fail=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP"' "$log/results.tsv" 2>/dev/null | wc -l)
 	[ -s "$log/results.tsv" ] || fail="no result"
@@ -72,5 +75,5 @@ for i in $(seq 1 "$N"); do
 	printf '%-4s %-7s %-7s %-18s %-18s %s\n' "$i" "$pass" "$fail" "${light:--}" "${ctrl:--}" "${roottg:--}"
 done
 echo
-echo "failures per test case over $N runs:"
+echo "failures per test case over $N boots:"
 cat "$OUT"/*/results.tsv 2>/dev/null | awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { n[$2 "." $3]++ } END { for (k in n) printf "  %s: %d\n", k, n[k]; if (!length(n)) print "  none" }'

@@ -69,6 +69,20 @@ if [ -f "$LOGDIR/guest.log" ]; then
 	while IFS=$'\t' read -r name rc; do
 		parse "guest-$name" "$LOGDIR/guest-$name.tap"
 		args+=(--json guest "$name" "$LOGDIR/guest-$name.json")
+		if [ "$name" = kselftest ]; then
+			# run_kselftest.sh nests each test's own KTAP under "# ", which
+			# kunit.py parse reads as comments: its stream gives one result
+			# per test program (exit status, timeout). The nested streams,
+			# unprefixed, give the per-case results.
+			awk -v dir="$LOGDIR" '
+				/^# selftests: [^:]*: / { name = $NF; file = dir "/kselftest-" name ".tap"; printf "" > file; print name; next }
+				name != "" && /^(not )?ok [0-9]+ selftests: / { close(file); name = ""; next }
+				name != "" && /^# / { print substr($0, 3) > file }' "$LOGDIR/guest-kselftest.tap" >"$LOGDIR/kselftest-list"
+			while read -r t; do
+				parse "kselftest-$t" "$LOGDIR/kselftest-$t.tap"
+				args+=(--json guest "$t" "$LOGDIR/kselftest-$t.json")
+			done <"$LOGDIR/kselftest-list"
+		fi
 		if [ "$rc" != 0 ] && ! grep -q '"FAIL"\|"ERROR"' "$LOGDIR/guest-$name.json" 2>/dev/null; then
 			printf 'guest\t%s\t(exit status)\tFAIL\texited with %s\n' "$name" "$rc" >>"$extra"
 		fi

@@ -7,66 +7,164 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-t TREE] [-n NAME]
+Usage: $PROG [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
+             [-f FRAGMENT]... [-F FRAGMENT]... [-x PROGRAM]... [-b FILE]...
+             [--perf] [--build-only | --boot-only]
 
-Without -t: prepare \$BUILD/tree from \$KSRC (default Debian's
-linux-source-6.12), check out 'patched', build it, boot it and run every
-test in the guest. A prepared work tree is reused as it is, so a developer
-can edit it and re-run: the build is incremental.
+The one path from a kernel tree to a verdict: build it, make the guest,
+boot it in QEMU, run every test inside, report. Every kernel the project
+builds and boots goes through here.
 
-With -t TREE: build and test that kernel tree exactly as it is (no
-preparing, no patches applied), e.g. a mutant, a bisect step or a distro
-tree that carries the series. TREE is only read.
+Without -t or -r: prepare \$BUILD/tree from \$KSRC (default Debian's
+linux-source-6.12), build its checked-out 'patched'. A prepared work tree
+is reused as it is, so a developer can edit it and re-run: the build is
+incremental.
 
-Outputs (NAME defaults to 'patched', or the tree's directory name):
-  \$BUILD/obj/NAME     kernel build (O=), kselftest binaries
+  -t TREE      build and test that kernel tree exactly as it is (a distro
+               tree that carries the series, a bisect step). TREE is only read.
+  -r REF       a commit of the work tree (a branch such as baseline,
+               series-base, base, patched): checked out in the git worktree
+               \$BUILD/wt/NAME/tree, a scratch checkout that every run resets to
+               REF, discarding edits there (edit \$BUILD/tree instead). One
+               worktree per NAME: switching REF rebuilds only what differs
+  -p PATCH     with -r: apply PATCH on top (a mutant, a debug-only hook)
+  -n NAME      names the build (\$BUILD/obj/NAME), logs and worktree;
+               default 'patched', TREE's directory name, or REF
+  -f FRAGMENT  one more config fragment after the defaults
+               (kernel-config/base.config, and tests.config when the tree has
+               the series' KUnit option), e.g. kernel-config/debug.config
+  -F FRAGMENT  use FRAGMENT instead of the defaults (repeatable; -f adds
+               to these)
+  -x PROGRAM   one more program for the guest to run after the tests
+  -b FILE      one more file for the guest's /bin
+  --perf       put perf (Debian linux-perf) and its libraries in the guest
+  -l LOGDIR    write the logs there instead of \$BUILD/logs/NAME
+  --build-only prepare and build the kernel and the guest, do not boot
+  --boot-only  boot the kernel and initramfs that an earlier run of the same
+               NAME built, without preparing or building anything (repeated
+               boots: scripts/repeat.sh, scripts/bench.sh, scripts/race.sh)
+
+Outputs:
+  \$BUILD/obj/NAME     kernel build (O=), kselftest binaries, initramfs
+                      (\$BUILD/wt/NAME/obj/NAME for -r)
   \$BUILD/logs/NAME    console.log, guest.log, parsed results, report.txt
 
 Environment: BUILD ($BUILD), KSRC, SMP, MEM, ACCEL, BOOT_TIMEOUT, APPEND,
-JOBS (see scripts/boot.sh --help and scripts/build-kernel.sh --help).
+QEMU_OPTS, JOBS (see scripts/boot.sh --help and scripts/build-kernel.sh
+--help).
 EOF
 }
 
 TREE=
+REF=
 NAME=
+XPATCHES=()
+XFRAGS=()
+FRAGS=()
+GUEST_ARGS=()
+LOG=
+BOOT_ONLY=
+BUILD_ONLY=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-t | --tree) TREE=${2:?}; shift 2 ;;
+	-r | --ref) REF=${2:?}; shift 2 ;;
+	-p | --patch) XPATCHES+=("$(realpath "${2:?}")"); shift 2 ;;
 	-n | --name) NAME=${2:?}; shift 2 ;;
+	-f | --fragment) XFRAGS+=("${2:?}"); shift 2 ;;
+	-F | --only-fragment) FRAGS+=("${2:?}"); shift 2 ;;
+	-l | --logdir) LOG=${2:?}; shift 2 ;;
+	--perf) GUEST_ARGS+=(-p); shift ;;
+	--boot-only) BOOT_ONLY=1; shift ;;
+	--build-only) BUILD_ONLY=1; shift ;;
+	-x | --extra) GUEST_ARGS+=(-x "${2:?}"); shift 2 ;;
+	-b | --bin) GUEST_ARGS+=(-b "${2:?}"); shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 
+[ -z "$TREE" ] || [ -z "$REF" ] || die "-t and -r exclude each other"
+[ -z "$BOOT_ONLY" ] || [ -z "$BUILD_ONLY" ] || die "--boot-only and --build-only exclude each other"
+[ ${#XPATCHES[@]} = 0 ] || [ -n "$REF" ] || die "-p needs -r (a tree given with -t is only read)"
+for f in "${XPATCHES[@]}" "${XFRAGS[@]}" "${FRAGS[@]}"; do
+	[ -f "$f" ] || die "'$f' not found"
+done
 if [ -n "$TREE" ]; then
 	[ -d "$TREE" ] || die "kernel tree '$TREE' does not exist"
 	is_kernel_tree "$TREE" || die "'$TREE' is not a kernel source tree"
 	TREE=$(realpath "$TREE")
 	NAME=${NAME:-$(basename "$TREE")}
 fi
+[ -z "$REF" ] || NAME=${NAME:-$(printf '%s' "$REF" | tr -c 'A-Za-z0-9._-' '-')}
 NAME=${NAME:-patched}
 case $NAME in *[!A-Za-z0-9._-]*) die "name '$NAME' may only use letters, digits, '.', '_' and '-'" ;; esac
-OBJ=$BUILD/obj/$NAME
-LOG=$BUILD/logs/$NAME
+# Where the build goes. The source of a -r build sits two levels above
+# its build directory, as \$BUILD/tree does above \$BUILD/obj/NAME: with
+# ccache's base_dir at \$BUILD (scripts/build-kernel.sh) every build then
+# compiles with the same relative paths, and a file one build compiled is
+# a cache hit for the others.
+if [ -n "$REF" ]; then
+	WTREE=$BUILD/wt/$NAME/tree
+	OBJ=$BUILD/wt/$NAME/obj/$NAME
+else
+	OBJ=$BUILD/obj/$NAME
+fi
+LOG=${LOG:-$BUILD/logs/$NAME}
+if [ -n "$BOOT_ONLY" ]; then
+	if [ ! -f "$OBJ/arch/x86/boot/bzImage" ] || [ ! -f "$OBJ/initramfs.cpio.gz" ]; then
+		die "--boot-only: nothing built for '$NAME' in $OBJ (run once without --boot-only)"
+	fi
+	[ -z "$REF" ] || TREE=$WTREE
+	TREE=${TREE:-$BUILD/tree}
+fi
 rm -rf "$LOG"
 mkdir -p "$OBJ" "$LOG"
 export STAGE_TIMES=$LOG/stage-times.tsv
 : >"$STAGE_TIMES"
 
-if [ -z "$TREE" ]; then
+if [ -z "$TREE" ] && [ -z "$BOOT_ONLY" ]; then
 	stage_start tree
 	"$ROOT/scripts/prepare-tree.sh"
 	TREE=$BUILD/tree
+	if [ -n "$REF" ]; then
+		rev=$(git -C "$TREE" rev-parse -q --verify "$REF^{commit}") ||
+			die "the work tree $TREE has no commit '$REF'"
+		if [ ! -e "$WTREE/.git" ]; then
+			git -C "$TREE" worktree prune
+			say "checking out $REF at $WTREE (a git worktree of $TREE)"
+			git -C "$TREE" worktree add -q --detach "$WTREE" "$rev"
+		fi
+		# Only the files that differ are rewritten: the build stays incremental.
+		git -C "$WTREE" checkout -q -f --detach "$rev"
+		git -C "$WTREE" clean -q -fdx
+		for p in "${XPATCHES[@]}"; do
+			git -C "$WTREE" apply "$p" || die "$(basename "$p") does not apply to $REF"
+			say "applied $(basename "$p") on $REF"
+		done
+		TREE=$WTREE
+	fi
 	stage_end
 fi
 
-stage_start build
-"$ROOT/scripts/build-kernel.sh" -t "$TREE" -o "$OBJ"
-stage_end
+if [ -z "$BOOT_ONLY" ]; then
+	stage_start build
+	[ ${#FRAGS[@]} -gt 0 ] || mapfile -t FRAGS < <(default_fragments "$TREE")
+	fargs=()
+	for f in "${FRAGS[@]}" "${XFRAGS[@]}"; do fargs+=(-f "$f"); done
+	"$ROOT/scripts/build-kernel.sh" -t "$TREE" -o "$OBJ" "${fargs[@]}"
+	for f in "${FRAGS[@]}" "${XFRAGS[@]}"; do printf '%s ' "${f##*/}"; done >"$OBJ/fragments.txt"
+	stage_end
 
-stage_start guest
-"$ROOT/scripts/build-guest.sh" -k "$OBJ" -t "$TREE" -o "$OBJ/initramfs.cpio.gz"
-stage_end
+	stage_start guest
+	"$ROOT/scripts/build-guest.sh" -k "$OBJ" -t "$TREE" -o "$OBJ/initramfs.cpio.gz" "${GUEST_ARGS[@]}"
+	stage_end
+fi
+
+if [ -n "$BUILD_ONLY" ]; then
+	say "built $OBJ/arch/x86/boot/bzImage and $OBJ/initramfs.cpio.gz"
+	exit 0
+fi
 
 stage_start boot
 boot_rc=0
@@ -82,11 +180,12 @@ stage_start tests
 		load_series
 		patch_states "$TREE" | sed 's/^/  patch:   /'
 	fi
+	[ -z "$REF" ] || echo "  ref:     $REF$(printf ' + %s' "${XPATCHES[@]##*/}" | sed 's/^ + $//')"
 	echo "  version: $(kernel_version "$TREE") ($(cat "$OBJ/include/config/kernel.release"))"
 	if git -C "$TREE" rev-parse HEAD >/dev/null 2>&1; then
 		echo "  HEAD:    $(git -C "$TREE" log -1 --format='%h %s' HEAD)$(git -C "$TREE" diff --quiet HEAD -- 2>/dev/null || echo ' + uncommitted edits')"
 	fi
-	echo "  config:  $(cd "$ROOT" && printf '%s ' kernel-config/*.config)"
+	echo "  config:  $(cat "$OBJ/fragments.txt" 2>/dev/null)"
 	# The tests read /sys/kernel/debug/sched/debug; on a tree with the
 	# zero_vruntime backport but not its fix, each read races the scheduler.
 	if has_sched_debug_race "$TREE"; then

@@ -6,7 +6,7 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
-xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf
+xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync
 python3-matplotlib"
 
 usage() {

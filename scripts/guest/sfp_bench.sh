@@ -31,6 +31,8 @@ POOLWORK=$(arg sfp.poolwork 200000)
 FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
 fail=0
+echo "KTAP version 1"
+echo "1..1"
 
 problem() {
 	echo "sfp-bench error: $*"
@@ -152,4 +154,6 @@ sleep 1
 profile rr sfp_rr -d "$DUR" -w "$RRWORK"
 profile pool sfp_pool -d "$DUR" -w "$POOLWORK"
 echo "sfp-bench done fail=$fail"
+# KTAP, for scripts/report.sh: the workloads ran and every step worked.
+if [ "$fail" = 0 ]; then echo "ok 1 sfp_bench"; else echo "not ok 1 sfp_bench"; fi
 exit "$fail"

@@ -1,0 +1,5 @@
+#!/bin/sh
+# kselftest: run the kselftests installed in /kselftest with the kernel's
+# own runner (one KTAP stream; each test's output nested under "# ").
+cd /kselftest || exit 1
+exec ./run_kselftest.sh
