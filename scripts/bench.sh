@@ -10,8 +10,8 @@ usage() {
 Usage: $PROG [-s "VCPUS..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
-from the prepared work tree with the same config (kernel-config/base.config,
-no KUnit suites), then for every repetition and vCPU count boot each kernel
+from the prepared work tree with the same config (kernel-config/base.config
+and bench.config, no KUnit suites), then for every repetition and vCPU count boot each kernel
 once, alternating which goes first, and run in the guest:
   sfp_rr    request/response over UNIX sockets, servers pinned to half
             the vCPUs (patch 2: newly-idle balance attempts per idle entry)
@@ -109,7 +109,7 @@ fi
 mkdir -p "$OUT/raw" "$B/bin"
 OUT=$(realpath "$OUT")
 [ -n "$SMOKE" ] || ln -sfn "$OUT" "$B/latest"
-CFG=$ROOT/kernel-config/base.config
+CFGS=("$ROOT/kernel-config/base.config" "$ROOT/kernel-config/bench.config")
 # sched_verbose: the domains' debugfs files (max_newidle_lb_cost).
 # Under -icount, guest time once jumped 41 s in a busy phase (clocksource
 # watchdog: "Long readout interval") and RCU printed a stall warning with
@@ -128,7 +128,7 @@ stage_end
 # Each kernel is built by scripts/run.sh -r REF -n bench-KERNEL, in its own
 # worktree laid out like the main tree, so ccache serves the second build
 # from the first; later runs only rebuild what changed.
-GUEST_OPTS=(-F "$CFG" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" --perf)
+GUEST_OPTS=(-F "${CFGS[0]}" -F "${CFGS[1]}" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" --perf)
 for k in baseline patched; do
 	stage_start "build $k (${REF[$k]})"
 	"$ROOT/scripts/run.sh" -r "${REF[$k]}" -n "bench-$k" "${GUEST_OPTS[@]}" --build-only ||
@@ -151,7 +151,7 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
 	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
-	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config" "$(sha256sum "$CFG" | cut -c1-16)"
+	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config + bench.config" "$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)"
 	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	printf 'host_cpus\t%s\n' "$(nproc)"
 	printf 'host_mem\t%s\n' "$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"

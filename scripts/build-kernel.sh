@@ -8,8 +8,9 @@ usage() {
 	cat <<EOF
 Usage: $PROG -t TREE -o OBJDIR [-f FRAGMENT]...
 
-Merge the config fragments (default: kernel-config/base.config, and
-tests.config when TREE has the series' KUnit option) onto
+Merge the config fragments (default: kernel-config/base.config, then the
+tests' own kernel/sched/tests/.kunitconfig and
+tools/testing/selftests/sched/config where TREE has them) onto
 allnoconfig with TREE's scripts/kconfig/merge_config.sh into OBJDIR, fail
 if any requested option is missing from the final .config, then build
 bzImage out of tree (O=OBJDIR) with ccache. Incremental: re-running after

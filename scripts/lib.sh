@@ -130,12 +130,19 @@ has_sched_debug_race() {
 		grep -q 'SPLIT_NS(avg_vruntime(cfs_rq))' "$1/kernel/sched/debug.c" 2>/dev/null
 }
 
-# default_fragments TREE: the config fragments every kernel gets:
-# kernel-config/base.config, and tests.config when TREE has the series'
-# KUnit option (a tree without the test patches builds without it).
+# default_fragments TREE: the config fragments a kernel of TREE gets:
+# kernel-config/base.config (what the harness needs), then what TREE's
+# tests say they need in their own files, where TREE has them:
+# kernel/sched/tests/.kunitconfig (the series' KUnit suites) and
+# tools/testing/selftests/sched/config (the sched kselftests); with the
+# KUnit suites, kernel-config/kunit.config runs them at boot.
 default_fragments() {
 	printf '%s\n' "$ROOT/kernel-config/base.config"
-	if grep -q '^config SCHED_FAIR_KUNIT_TEST$' "$1/lib/Kconfig.debug" 2>/dev/null; then
-		printf '%s\n' "$ROOT/kernel-config/tests.config"
+	if grep -q '^config SCHED_FAIR_KUNIT_TEST$' "$1/lib/Kconfig.debug" 2>/dev/null &&
+		[ -f "$1/kernel/sched/tests/.kunitconfig" ]; then
+		printf '%s\n' "$1/kernel/sched/tests/.kunitconfig" "$ROOT/kernel-config/kunit.config"
+	fi
+	if compgen -G "$1/tools/testing/selftests/sched/sched_fastpath_*.c" >/dev/null; then
+		printf '%s\n' "$1/tools/testing/selftests/sched/config"
 	fi
 }

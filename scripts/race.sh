@@ -12,15 +12,17 @@ Usage: $PROG [-n BOOTS] [-d SECONDS] [-s VCPUS] [--lockdep-only]
 
 Two kernels from the work tree: 'unfixed' is 'base' (the source as it
 is, e.g. Debian's 6.12.117) and 'fixed' is base + the series' prerequisite
-patch (upstream e08d007f9d81). Every kernel goes through scripts/run.sh.
+patch (upstream e08d007f9d81), both with the benchmark's config
+(kernel-config/base.config, bench.config). Every kernel goes through
+scripts/run.sh.
 
-1. Deterministic: both kernels with kernel-config/debug.config
+1. Deterministic: both kernels with kernel-config/debug.config added
    (PROVE_LOCKING) and the debug hook tests/debug/avg_vruntime-assert-rq-lock.patch
    (lockdep_assert_rq_held() in avg_vruntime()), booted with
    panic_on_warn=1; the guest reads /sys/kernel/debug/sched/debug. The
    unfixed kernel must report avg_vruntime() called without the rq lock
    on that read; the fixed kernel must boot clean.
-2. Oops rate: both kernels with the usual config, BOOTS boots each
+2. Oops rate: both kernels without debug.config, BOOTS boots each
    [default 4] at VCPUS vCPUs [default 8] under multi-threaded TCG, each
    running SECONDS [default 60] of load (sfp_pool, usleep loops) while
    4 readers cat sched/debug (scripts/guest/sched_debug_race.sh).
@@ -58,6 +60,8 @@ for i in "${!SERIES[@]}"; do
 done
 [ -n "$FIX" ] || die "patches/series has no prerequisite fix"
 HOOK=$ROOT/tests/debug/avg_vruntime-assert-rq-lock.patch
+# The benchmark's kernel config, where the oopses were first seen.
+CFG=(-F "$ROOT/kernel-config/base.config" -F "$ROOT/kernel-config/bench.config")
 OUT=$BUILD/race
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -87,7 +91,7 @@ for k in unfixed fixed; do
 	log=$OUT/lockdep-$k
 	brc=0
 	APPEND="panic_on_warn=1${APPEND:+ $APPEND}" "$ROOT/scripts/run.sh" -r base "${pargs[@]}" -p "$HOOK" \
-		-f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
+		"${CFG[@]}" -f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
 		>"$log.out" 2>&1 || brc=$?
 	cp "$BUILD/logs/debug/console.log" "$log.console.log" 2>/dev/null || true
 	splat=$(grep -m1 -E 'WARNING:|BUG:|Oops' "$log.console.log" 2>/dev/null | sed 's/^\[[ 0-9.]*\] //' || true)
@@ -138,7 +142,7 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 			brc=0
 			SMP=$VCPUS MEM=1024 BOOT_TIMEOUT=$((600 + 20 * DUR)) \
 				APPEND="sfp.racedur=$DUR${APPEND:+ $APPEND}" \
-				"$ROOT/scripts/run.sh" -r base "${pargs[@]}" -n race \
+				"$ROOT/scripts/run.sh" -r base "${pargs[@]}" "${CFG[@]}" -n race \
 				-x "$ROOT/scripts/guest/sched_debug_race.sh" -b "$OUT/sfp_pool" >"$log.out" 2>&1 || brc=$?
 			cp "$BUILD/logs/race/console.log" "$log.console.log" 2>/dev/null || true
 			cp "$BUILD/logs/race/guest.log" "$log.guest.log" 2>/dev/null || true

@@ -31,8 +31,10 @@ incremental.
   -n NAME      names the build (\$BUILD/obj/NAME), logs and worktree;
                default 'patched', TREE's directory name, or REF
   -f FRAGMENT  one more config fragment after the defaults
-               (kernel-config/base.config, and tests.config when the tree has
-               the series' KUnit option), e.g. kernel-config/debug.config
+               (kernel-config/base.config, then the tests' own
+               kernel/sched/tests/.kunitconfig and
+               tools/testing/selftests/sched/config where the tree has
+               them), e.g. kernel-config/debug.config
   -F FRAGMENT  use FRAGMENT instead of the defaults (repeatable; -f adds
                to these)
   -x PROGRAM   one more program for the guest to run after the tests
