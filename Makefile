@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches mutate selftest-ab repeat race bench bench-smoke clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race bench bench-smoke clean clean-tree help
 
 all: run
 
@@ -13,7 +13,8 @@ help:
 	@echo "make setup      install missing Debian packages (root)"
 	@echo "make prepare    only prepare the work tree ($(BUILD)/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
-	@echo "make mutate     remove each mechanism in turn; table of failing cases"
+	@echo "make kunit [KUNIT_ARCH=x86_64]  the KUnit suites with the kernel's kunit.py run"
+	@echo "make mutate     every mutant of tests/mutants/ and baseline; table of catching cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
 	@echo "                (BUSY busy loops on the host meanwhile)"
@@ -42,6 +43,10 @@ prepare: setup
 
 patches: prepare
 	scripts/gen-test-patches.sh
+
+KUNIT_ARCH ?= x86_64
+kunit: prepare
+	scripts/kunit.sh --arch $(KUNIT_ARCH)
 
 mutate: prepare
 	scripts/mutate.sh

@@ -30,6 +30,8 @@
 #include <linux/kthread.h>
 #include <linux/sched/isolation.h>
 
+#ifdef CONFIG_SMP
+
 /* A contribution of 6400 moves tg->load_avg only for changes above 100. */
 #define TG_CONTRIB	6400UL
 #define TG_STEP		(TG_CONTRIB / 64)
@@ -335,11 +337,19 @@ static int busy_cpu_pick(void)
 	return cpumask_last(cpu_active_mask);
 }
 
+/*
+ * The test's own thread runs on the first active CPU, never on the busy
+ * one, so that the busy CPU holds exactly the two threads the case starts.
+ * The suite's init skips the cases when fewer than two CPUs are active.
+ */
 static void busy_cpu_start(struct kunit *test, struct busy_cpu *b)
 {
-	int i, waited;
+	int i, waited, here;
 
 	b->cpu = busy_cpu_pick();
+	here = cpumask_first(cpu_active_mask);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(here)), 0);
+	KUNIT_ASSERT_NE(test, raw_smp_processor_id(), b->cpu);
 	for (i = 0; i < ARRAY_SIZE(b->thread); i++) {
 		b->thread[i] = kthread_create(busy_fn, NULL, "kunit_busy/%d", i);
 		if (IS_ERR(b->thread[i])) {
@@ -454,11 +464,45 @@ static struct kunit_case sched_fair_overload_recompute_cases[] = {
 	{}
 };
 
+/* The busy cases need a second CPU besides the test's own. */
+static int sched_fair_overload_recompute_init(struct kunit *test)
+{
+	if (num_active_cpus() < 2)
+		kunit_skip(test, "needs 2 active CPUs, %u active", num_active_cpus());
+	return 0;
+}
+
 static struct kunit_suite sched_fair_overload_recompute_suite = {
 	.name = "sched_fair_overload_recompute",
+	.init = sched_fair_overload_recompute_init,
 	.test_cases = sched_fair_overload_recompute_cases,
 };
 
 kunit_test_suites(&sched_fair_tg_load_avg_suite,
 		  &sched_fair_overload_set_suite,
 		  &sched_fair_overload_recompute_suite);
+
+#else /* !CONFIG_SMP */
+
+/*
+ * Without SMP there is no load tracking of task groups and no root
+ * domain: nothing here to test, which a run says rather than passing.
+ */
+static void needs_smp(struct kunit *test)
+{
+	kunit_skip(test, "needs CONFIG_SMP: no tg load tracking or root domain without it");
+}
+
+static struct kunit_case sched_fair_fastpaths_cases[] = {
+	KUNIT_CASE(needs_smp),
+	{}
+};
+
+static struct kunit_suite sched_fair_fastpaths_suite = {
+	.name = "sched_fair_fastpaths",
+	.test_cases = sched_fair_fastpaths_cases,
+};
+
+kunit_test_suite(sched_fair_fastpaths_suite);
+
+#endif /* CONFIG_SMP */
