@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race bench bench-smoke clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke clean clean-tree help
 
 all: run
 
@@ -20,6 +20,8 @@ help:
 	@echo "                (BUSY busy loops on the host meanwhile)"
 	@echo "make race [BOOTS=4] [RACE_SECONDS=60]  the sched/debug race of 6.12.117:"
 	@echo "                lockdep check and oops rate, without and with patch 1"
+	@echo "make stress [MIN=10] [STRESS_KERNELS=patched]  debug kernel: KUnit, kselftests,"
+	@echo "                then MIN minutes of hotplug, cgroup, affinity and fork stress"
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
@@ -64,6 +66,11 @@ RACE_SECONDS ?= 60
 race: prepare
 	scripts/race.sh -n $(BOOTS) -d $(RACE_SECONDS)
 
+MIN ?= 10
+STRESS_KERNELS ?= patched
+stress: prepare
+	scripts/stress.sh -m $(MIN) $(STRESS_KERNELS)
+
 VCPUS ?= 2 4 8
 DURATION ?= 5
 REPS ?= 5
@@ -74,7 +81,7 @@ bench-smoke: prepare
 	scripts/bench.sh --smoke
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/smoke $(BUILD)/race $(BUILD)/wt
+	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/smoke $(BUILD)/race $(BUILD)/stress $(BUILD)/mutate $(BUILD)/kunit $(BUILD)/wt
 	[ ! -d $(BUILD)/tree/.git ] || git -C $(BUILD)/tree worktree prune
 
 clean-tree:

@@ -14,8 +14,8 @@ from the prepared work tree with the same config (kernel-config/base.config
 and bench.config, no KUnit suites), then for every repetition and vCPU count boot each kernel
 once, alternating which goes first, and run in the guest:
   sfp_rr    request/response over UNIX sockets, servers pinned to half
-            the vCPUs (patch 2: newly-idle balance attempts per idle entry)
-  sfp_pool  CPU-bound and wake/sleep threads in the root group (patch 1:
+            the vCPUs (patch 3: newly-idle balance attempts per idle entry)
+  sfp_pool  CPU-bound and wake/sleep threads in the root group (patch 2:
             the root group's tg_load_avg over time)
 each once alone (counters, throughput, latency) and once under the ftrace
 function profiler and perf record -e cpu-clock (calls, time and sample

@@ -7,7 +7,8 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]... [-b FILE]... [-p]
+Usage: $PROG -k OBJDIR -o INITRAMFS [-t TREE] [-x PROGRAM]... [-b FILE]...
+          [-d BINARY]... [-p]
 
 Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
 /init (scripts/guest/init), and the test programs the guest runs in order:
@@ -18,9 +19,12 @@ Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
                        run_kselftest.sh, when TREE has the series' tests;
                        coreutils' timeout goes along, so the runner enforces
                        the tests' 'settings' timeout
-  -x PROGRAM           any extra static program or script
+  -x PROGRAM           any extra static program or script (run as its
+                       name without .sh)
 Other contents:
   -b FILE           a file for /bin that the guest does not run by itself
+  -d BINARY         a dynamically linked host program (e.g. /usr/bin/stress-ng)
+                    and the libraries it links, at their host paths
   -p                perf (the host's /usr/bin/perf, Debian linux-perf) and
                     the shared libraries it links, at their host paths
 
@@ -34,6 +38,7 @@ OUT=
 TREE=
 EXTRA=()
 BINS=()
+DYNS=()
 PERF=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
 	-t | --tree) TREE=${2:?}; shift 2 ;;
 	-x | --extra) EXTRA+=("${2:?}"); shift 2 ;;
 	-b | --bin) BINS+=("${2:?}"); shift 2 ;;
+	-d | --dynamic) DYNS+=("${2:?}"); shift 2 ;;
 	-p | --perf) PERF=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
@@ -112,12 +118,16 @@ if [ -n "$KST_DIR" ] && compgen -G "$KST_DIR/sched/sched_fastpath_*.c" >/dev/nul
 fi
 for x in "${EXTRA[@]}"; do
 	[ -x "$x" ] || die "extra test program '$x' is not an executable file"
-	install -m 755 "$x" "$STAGE/tests/"
-	basename "$x" >>"$STAGE/tests/order"
+	install -m 755 "$x" "$STAGE/tests/$(basename "$x" .sh)"
+	basename "$x" .sh >>"$STAGE/tests/order"
 done
 for b in "${BINS[@]}"; do
 	[ -f "$b" ] || die "file '$b' for /bin not found"
 	install -m 755 "$b" "$STAGE/bin/"
+done
+for d in "${DYNS[@]}"; do
+	[ -x "$d" ] || die "program '$d' for the guest not found"
+	add_dynamic "$d"
 done
 if [ -n "$PERF" ]; then
 	if [ ! -x /usr/bin/perf ] || [ "$(head -c 2 /usr/bin/perf)" = '#!' ]; then

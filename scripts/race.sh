@@ -16,12 +16,15 @@ patch (upstream e08d007f9d81), both with the benchmark's config
 (kernel-config/base.config, bench.config). Every kernel goes through
 scripts/run.sh.
 
-1. Deterministic: both kernels with kernel-config/debug.config added
-   (PROVE_LOCKING) and the debug hook tests/debug/avg_vruntime-assert-rq-lock.patch
-   (lockdep_assert_rq_held() in avg_vruntime()), booted with
-   panic_on_warn=1; the guest reads /sys/kernel/debug/sched/debug. The
-   unfixed kernel must report avg_vruntime() called without the rq lock
-   on that read; the fixed kernel must boot clean.
+1. Deterministic: 'patched' (which carries the fix) and 'patched' with
+   the fix reverse-applied, both with kernel-config/debug.config added
+   (PROVE_LOCKING, KASAN, UBSAN...) and the debug hook
+   tests/debug/avg_vruntime-assert-rq-lock.patch (lockdep_assert_rq_held()
+   in avg_vruntime()), booted with panic_on_warn=1; the guest runs the
+   KUnit suites, the kselftests and reads /sys/kernel/debug/sched/debug.
+   Without the fix, the first read (the guest's preconditions check) must
+   make lockdep report avg_vruntime() called without the rq lock; with it,
+   the kernel must pass every test and boot clean.
 2. Oops rate: both kernels without debug.config, BOOTS boots each
    [default 4] at VCPUS vCPUs [default 8] under multi-threaded TCG, each
    running SECONDS [default 60] of load (sfp_pool, usleep loops) while
@@ -79,22 +82,28 @@ stage_start "lockdep: one read of sched/debug, unfixed and fixed"
 	echo
 	echo "## Deterministic check (lockdep)"
 	echo
-	echo "Command: \`scripts/race.sh\`. Kernels: \`base\` (unfixed) and \`base\` +"
-	echo "\`patches/$(basename "$FIX")\` (fixed), both with \`kernel-config/debug.config\`"
-	echo "and \`tests/debug/$(basename "$HOOK")\`, booted with \`panic_on_warn=1\`."
+	echo "Command: \`scripts/race.sh\`. Kernels: \`patched\` (fixed) and \`patched\` with"
+	echo "\`patches/$(basename "$FIX")\` reverse-applied (unfixed), both with"
+	echo "\`kernel-config/debug.config\` and \`tests/debug/$(basename "$HOOK")\`, booted"
+	echo "with \`panic_on_warn=1\`."
 	echo
 	echo "| kernel | boot | first splat | verdict |"
 	echo "|---|---|---|---|"
 } >"$REPORT"
+# patched without the fix: the fix, reversed (baseline is series-base +
+# the prerequisites).
+git -C "$BUILD/tree" diff baseline series-base -- kernel/sched >"$OUT/unfix.patch"
+[ -s "$OUT/unfix.patch" ] || die "'baseline' and 'series-base' do not differ: the source already carries the fix"
 for k in unfixed fixed; do
-	mapfile -t pargs < <(fix_args "$k")
+	pargs=()
+	[ "$k" = fixed ] || pargs=(-p "$OUT/unfix.patch")
 	log=$OUT/lockdep-$k
 	brc=0
-	APPEND="panic_on_warn=1${APPEND:+ $APPEND}" "$ROOT/scripts/run.sh" -r base "${pargs[@]}" -p "$HOOK" \
-		"${CFG[@]}" -f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
+	APPEND="panic_on_warn=1${APPEND:+ $APPEND}" "$ROOT/scripts/run.sh" -r patched "${pargs[@]}" -p "$HOOK" \
+		-f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
 		>"$log.out" 2>&1 || brc=$?
 	cp "$BUILD/logs/debug/console.log" "$log.console.log" 2>/dev/null || true
-	splat=$(grep -m1 -E 'WARNING:|BUG:|Oops' "$log.console.log" 2>/dev/null | sed 's/^\[[ 0-9.]*\] //' || true)
+	splat=$(grep -m1 -E 'WARNING:|BUG:|Oops' "$log.console.log" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true)
 	caller=$(grep -m1 -oE 'print_cfs_rq\+0x[0-9a-f]+' "$log.console.log" 2>/dev/null || true)
 	if [ "$k" = unfixed ]; then
 		if [ "$brc" != 0 ] && printf '%s' "$splat" | grep -q 'avg_vruntime' && [ -n "$caller" ]; then

@@ -9,7 +9,7 @@ usage() {
 	cat <<EOF
 Usage: $PROG [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
              [-f FRAGMENT]... [-F FRAGMENT]... [-x PROGRAM]... [-b FILE]...
-             [--perf] [--build-only | --boot-only]
+             [-d BINARY]...              [--perf] [--build-only | --boot-only]
 
 The one path from a kernel tree to a verdict: build it, make the guest,
 boot it in QEMU, run every test inside, report. Every kernel the project
@@ -39,6 +39,7 @@ incremental.
                to these)
   -x PROGRAM   one more program for the guest to run after the tests
   -b FILE      one more file for the guest's /bin
+  -d BINARY    a host program for the guest, with the libraries it links
   --perf       put perf (Debian linux-perf) and its libraries in the guest
   -l LOGDIR    write the logs there instead of \$BUILD/logs/NAME
   --build-only prepare and build the kernel and the guest, do not boot
@@ -81,6 +82,7 @@ while [ $# -gt 0 ]; do
 	--build-only) BUILD_ONLY=1; shift ;;
 	-x | --extra) GUEST_ARGS+=(-x "${2:?}"); shift 2 ;;
 	-b | --bin) GUEST_ARGS+=(-b "${2:?}"); shift 2 ;;
+	-d | --dynamic) GUEST_ARGS+=(-d "${2:?}"); shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac

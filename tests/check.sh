@@ -22,7 +22,12 @@ Run the project's whole test suite and end with 'N passed, N failed':
      reported as failures;
   5. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
      patched built with one config, one short A/B round, every metric
-     collected and the counters moving the expected way.
+     collected and the counters moving the expected way;
+  6. the debug kernel (kernel-config/debug.config): the sched/debug race
+     check (scripts/race.sh --lockdep-only: lockdep reports the unlocked
+     avg_vruntime() call without patch 1 and stays quiet with it, where
+     the KUnit suites and kselftests pass too), then a 20 s stress phase
+     (scripts/stress.sh -S 20).
 --quick runs 1 and 2 only (no kernel build). Wall time is printed per stage.
 EOF
 }
@@ -328,6 +333,13 @@ if [ -z "$QUICK" ]; then
 	mkdir -p "$CHK/bench-used"
 	: >"$CHK/bench-used/earlier-run"
 	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"
+	stage_end
+
+	stage_start "debug kernel: the sched/debug race check, the tests, a short stress"
+	t race_lockdep_check "$ROOT/scripts/race.sh" --lockdep-only
+	grep -E '^\| (unfixed|fixed) ' "$BUILD/race/report.md" | sed 's/^/         /' || true
+	t stress_short "$ROOT/scripts/stress.sh" -S 20
+	grep -E 'stress.sh: patched' "$CHK/stress_short.log" | sed 's/^/         /' || true
 	stage_end
 fi
 
