@@ -149,7 +149,7 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
 	printf 'append\t%s\n' "$GUEST_APPEND"
 	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
-	printf 'source\t%s\n' "$(cat "$WT/.git/sched-fastpath/source" 2>/dev/null || echo unknown)"
+	printf 'source\t%s\n' "$(wt_meta "$WT" source)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
 	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config + bench.config" "$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)"
 	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"

@@ -146,3 +146,20 @@ default_fragments() {
 		printf '%s\n' "$1/tools/testing/selftests/sched/config"
 	fi
 }
+
+# Work tree metadata lives in git: the ref refs/sfp/prepared (where
+# 'patched' stood when it was prepared) and notes under refs/notes/sfp:
+# on 'base' "source <id>" and "version <x.y.z>", on refs/sfp/prepared
+# "series <hash>". wt_meta WT KEY prints one value (empty if none).
+wt_meta() {
+	local rev=base
+	[ "$2" != series ] || rev=refs/sfp/prepared
+	git -C "$1" notes --ref=sfp show "$rev" 2>/dev/null | sed -n "s/^$2 //p"
+}
+
+# wt_record_prepared WT: patched as it is now is what prepare-tree made,
+# from the series as it is now (load_series first).
+wt_record_prepared() {
+	git -C "$1" update-ref refs/sfp/prepared patched
+	git -C "$1" notes --ref=sfp add -f -m "series $(series_hash)" refs/sfp/prepared 2>/dev/null
+}

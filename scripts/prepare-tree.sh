@@ -90,7 +90,6 @@ else
 	die "'$SRC' is not a directory or a file"
 fi
 
-META=$WT/.git/sched-fastpath
 load_series
 
 # apply_series DIR: on DIR's checked-out branch (series-base), 'git am'
@@ -119,17 +118,18 @@ apply_series() {
 
 # --- an existing work tree is reused --------------------------------------------
 if [ -d "$WT/.git" ]; then
-	[ -f "$META/source" ] || die "'$WT' exists but was not made by $PROG; move it away"
-	if [ "$(cat "$META/source")" != "$src_id" ]; then
-		die "'$WT' was prepared from $(cat "$META/source"), not $src_id; remove it first (make clean-tree)"
+	prepared_from=$(wt_meta "$WT" source)
+	[ -n "$prepared_from" ] || die "'$WT' exists but was not made by $PROG (or by an older version of it); move it away, or remove it (make clean-tree)"
+	if [ "$prepared_from" != "$src_id" ]; then
+		die "'$WT' was prepared from $prepared_from, not $src_id; remove it first (make clean-tree)"
 	fi
-	if [ "$(cat "$META/series-hash")" = "$(series_hash)" ]; then
-		say "work tree $WT is up to date ($(cat "$META/version"), series $(cat "$META/series-hash"))"
+	if [ "$(wt_meta "$WT" series)" = "$(series_hash)" ]; then
+		say "work tree $WT is up to date ($(wt_meta "$WT" version), series $(series_hash))"
 		exit 0
 	fi
 	[ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] ||
 		die "patches/ changed but '$WT' has uncommitted edits; commit or discard them, or remove the work tree (make clean-tree)"
-	[ "$(git -C "$WT" rev-parse patched)" = "$(cat "$META/patched-head")" ] ||
+	[ "$(git -C "$WT" rev-parse patched)" = "$(git -C "$WT" rev-parse refs/sfp/prepared)" ] ||
 		die "patches/ changed but 'patched' in '$WT' has commits of yours; move them to another branch, or remove the work tree (make clean-tree)"
 	# A tree prepared before the series had prerequisites: its 'baseline'
 	# is what the series applies onto.
@@ -150,8 +150,7 @@ if [ -d "$WT/.git" ]; then
 	git -C "$WT" branch -f baseline series-base
 	apply_series "$WT"
 	trap - EXIT
-	series_hash >"$META/series-hash"
-	git -C "$WT" rev-parse patched >"$META/patched-head"
+	wt_record_prepared "$WT"
 	exit 0
 fi
 
@@ -193,7 +192,6 @@ esac
 say "base committed in $(($(date +%s) - t0))s"
 
 version=$(kernel_version "$TMP")
-mkdir -p "$TMP/.git/sched-fastpath"
 backed_out=0
 
 # series-base: back out, newest first, each feature patch the source
@@ -223,10 +221,8 @@ git -C "$TMP" branch baseline series-base
 git -C "$TMP" checkout -q -b patched series-base
 apply_series "$TMP"
 
-printf '%s\n' "$src_id" >"$TMP/.git/sched-fastpath/source"
-printf '%s\n' "$version" >"$TMP/.git/sched-fastpath/version"
-series_hash >"$TMP/.git/sched-fastpath/series-hash"
-git -C "$TMP" rev-parse patched >"$TMP/.git/sched-fastpath/patched-head"
+git -C "$TMP" notes --ref=sfp add -f -m "source $src_id" -m "version $version" base 2>/dev/null
+wt_record_prepared "$TMP"
 trap - EXIT
 rm -rf "$WT"
 mv "$TMP" "$WT"

@@ -179,8 +179,8 @@ stage_start tests
 {
 	echo "sched-fastpath run '$NAME', $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "  tree:    $TREE"
-	if [ -f "$TREE/.git/sched-fastpath/source" ]; then
-		echo "  source:  $(cat "$TREE/.git/sched-fastpath/source")"
+	if [ -n "$(wt_meta "$TREE" source)" ]; then
+		echo "  source:  $(wt_meta "$TREE" source)"
 		load_series
 		patch_states "$TREE" | sed 's/^/  patch:   /'
 	fi

@@ -136,7 +136,7 @@ check_reproduces() {
 		[ "${SERIES_ROLE[i]}" = prereq ] || continue
 		! in_rev "$wt" base "$p" || continue
 		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached "$p" || { echo "$(basename "$p") does not apply to base"; return 1; }
-		echo "intended difference from the source $(cat "$wt/.git/sched-fastpath/version"): $(basename "$p") ($(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }'))"
+		echo "intended difference from the source $(wt_meta "$wt" version): $(basename "$p") ($(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }'))"
 	done
 	fixed=$(GIT_INDEX_FILE=$idx git -C "$wt" write-tree)
 	rm -f "$idx"
@@ -271,7 +271,7 @@ awk '{ print } /\.patch$/ && !done { print "0009-not-there.patch"; done = 1 }' \
 	"$ROOT/patches/series" >"$CHK/patches-broken/series"
 wt_state() {
 	git -C "$1" for-each-ref --format='%(refname) %(objectname)'
-	cat "$1/.git/sched-fastpath/status" "$1/.git/sched-fastpath/series-hash"
+	git -C "$1" notes --ref=sfp list
 }
 missing_series_file() {
 	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
