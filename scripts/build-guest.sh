@@ -67,6 +67,8 @@ mkdir -p "$STAGE"/{bin,dev,proc,sys,tmp,tests}
 cp "$BUSYBOX" "$STAGE/bin/busybox"
 ln -s busybox "$STAGE/bin/sh"
 install -m 755 "$ROOT/scripts/guest/init" "$STAGE/init"
+mkdir -p "$STAGE/etc"
+install -m 644 "$ROOT/scripts/guest/cmdline.sh" "$STAGE/etc/sfp-cmdline.sh"
 install -m 755 "$ROOT/scripts/guest/preconditions.sh" "$STAGE/tests/guest_preconditions"
 echo guest_preconditions >"$STAGE/tests/order"
 

@@ -7,10 +7,8 @@
 # pick_task_fair()). Prints KTAP; an oops ends the boot before it can.
 # Load: sfp_pool (CPU-bound and wake/sleep threads, it also samples the
 # file) and sfp.sleepers loops of 'usleep 300'; sfp.readers readers.
-arg() {
-	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1)
-	echo "${v:-$2}"
-}
+# shellcheck source=scripts/guest/cmdline.sh
+. /etc/sfp-cmdline.sh
 DUR=$(arg sfp.racedur 60)
 READERS=$(arg sfp.readers 4)
 SLEEPERS=$(arg sfp.sleepers 4)

@@ -20,11 +20,8 @@ FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
 T=/sys/kernel/debug/tracing
 FEAT=/sys/kernel/debug/sched/features
 
-# arg NAME DEFAULT: the value of NAME= on the kernel command line.
-arg() {
-	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1)
-	echo "${v:-$2}"
-}
+# shellcheck source=scripts/guest/cmdline.sh
+. /etc/sfp-cmdline.sh
 DUR=$(arg sfp.dur 5)
 RRWORK=$(arg sfp.rrwork 10000000)
 POOLWORK=$(arg sfp.poolwork 200000)

@@ -23,10 +23,8 @@
 #     matches it within 10%), and putting it back online adds it back.
 # The figures go to a "# sfp-stress" line.
 PATH=/bin:/usr/bin:/tests
-arg() {
-	v=$(tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1)
-	echo "${v:-$2}"
-}
+# shellcheck source=scripts/guest/cmdline.sh
+. /etc/sfp-cmdline.sh
 DUR=$(arg sfp.stress 30)
 F=/sys/kernel/debug/sched/debug
 CG=/sys/fs/cgroup
