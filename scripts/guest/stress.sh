@@ -20,7 +20,11 @@
 #   - child_contrib_out_and_back: with a busy task per CPU in a child
 #     group, taking the last CPU offline removes its contribution from the
 #     group's tg_load_avg (the sum of the online CPUs' contributions
-#     matches it within 10%), and putting it back online adds it back.
+#     matches it within 10%), and putting it back online adds it back;
+#   - indicator_clear_after_stress: the series' newly-idle kselftest, run
+#     again once the stress has stopped, passes: the light load skips
+#     the newly-idle balance (the indicator is clear), its overload
+#     control does not.
 # The figures go to a "# sfp-stress" line.
 PATH=/bin:/usr/bin:/tests
 # shellcheck source=scripts/guest/cmdline.sh
@@ -42,7 +46,7 @@ notok() {
 	fail=1
 }
 echo "KTAP version 1"
-echo "1..4"
+echo "1..5"
 echo 1 >/proc/sys/kernel/sched_schedstats
 echo +cpu >"$CG/cgroup.subtree_control" || echo "# cannot enable the cpu controller"
 rm -f /tmp/stress-stop /tmp/stress-count.* /tmp/stress-hackbench.err
@@ -178,4 +182,19 @@ kill $pids 2>/dev/null
 wait 2>/dev/null
 rmdir "$g" 2>/dev/null
 if [ "$crc" = 0 ]; then ok child_contrib_out_and_back; else notok child_contrib_out_and_back; fi
+
+# The indicator once the stress has stopped: the series' newly-idle
+# kselftest again, through the kernel's runner (its light load must skip
+# the newly-idle balance, its overload control must not).
+if [ -x /kselftest/sched/sched_fastpath_newidle ]; then
+	/kselftest/run_kselftest.sh -t sched:sched_fastpath_newidle >/tmp/stress-newidle.out 2>&1
+	grep -E 'newly-idle balance attempts|^(not )?ok [0-9]+ selftests' /tmp/stress-newidle.out | sed 's/^[# ]*/# /'
+	if grep -q '^ok 1 selftests: sched: sched_fastpath_newidle' /tmp/stress-newidle.out; then
+		ok indicator_clear_after_stress
+	else
+		notok indicator_clear_after_stress
+	fi
+else
+	echo "ok 5 indicator_clear_after_stress # SKIP no /kselftest/sched/sched_fastpath_newidle in this guest"
+fi
 exit "$fail"
