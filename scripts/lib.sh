@@ -163,3 +163,17 @@ wt_record_prepared() {
 	git -C "$1" update-ref refs/sfp/prepared patched
 	git -C "$1" notes --ref=sfp add -f -m "series $(series_hash)" refs/sfp/prepared 2>/dev/null
 }
+
+# failed_cases RESULTS.tsv: the cases (suite.case) that neither passed nor
+# were skipped, one per line, as scripts/summarize.py wrote them.
+failed_cases() {
+	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null
+}
+
+# selftests_patch WT OUT: what 'patched' adds to 'baseline' under
+# tools/testing/selftests, for a baseline kernel that runs the series'
+# kselftests (make mutate, make stress). Fails if that is nothing.
+selftests_patch() {
+	git -C "$1" diff baseline patched -- tools/testing/selftests >"$2"
+	[ -s "$2" ] || die "'patched' adds no kselftests to 'baseline' in $1"
+}

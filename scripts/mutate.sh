@@ -50,8 +50,7 @@ WT=$BUILD/tree
 OUT=$BUILD/mutate
 mkdir -p "$OUT"
 # baseline's kselftests: what the series adds under tools/testing/selftests.
-git -C "$WT" diff baseline patched -- tools/testing/selftests >"$OUT/selftests.patch"
-[ -s "$OUT/selftests.patch" ] || die "'patched' adds no kselftests to 'baseline'"
+selftests_patch "$WT" "$OUT/selftests.patch"
 
 table=$OUT/table.md
 {
@@ -77,7 +76,7 @@ for n in "${names[@]}"; do
 	run_rc=0
 	"$ROOT/scripts/run.sh" "${args[@]}" -n mutant >"$OUT/$n.out" 2>&1 || run_rc=$?
 	cp -r "$BUILD/logs/mutant" "$log" 2>/dev/null || mkdir -p "$log"
-	failed=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$log/results.tsv" 2>/dev/null | sort | tr '\n' ' ')
+	failed=$(failed_cases "$log/results.tsv" | sort | tr '\n' ' ')
 	total=$(wc -l <"$log/results.tsv" 2>/dev/null || echo 0)
 	verdict=caught
 	if [ "$total" = 0 ]; then

@@ -71,11 +71,6 @@ mkdir -p "$OUT"
 REPORT=$OUT/report.md
 rc=0
 
-# fix_args KERNEL: run.sh's patch options for 'unfixed' or 'fixed'.
-fix_args() {
-	[ "$1" = unfixed ] || printf '%s\n' -p "$FIX"
-}
-
 stage_start "lockdep: one read of sched/debug, unfixed and fixed"
 {
 	echo "# The sched/debug race: $(git -C "$BUILD/tree" log -1 --format=%s base 2>/dev/null)"
@@ -142,7 +137,8 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 		echo "|---|---|---|---|---|---|"
 	} >>"$REPORT"
 	for k in unfixed fixed; do
-		mapfile -t pargs < <(fix_args "$k")
+		pargs=()
+		[ "$k" = unfixed ] || pargs=(-p "$FIX")
 		oops=0
 		where=
 		reads=0

@@ -67,7 +67,7 @@ for i in $(seq 1 "$N"); do
 	log=$OUT/$i
 	"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
 	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l)
-	fail=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP"' "$log/results.tsv" 2>/dev/null | wc -l)
+	fail=$(failed_cases "$log/results.tsv" | wc -l)
 	[ -s "$log/results.tsv" ] || fail="no result"
 	light=$(sed -n 's/.*light load: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
 	ctrl=$(sed -n 's/.*overload control: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
@@ -76,4 +76,5 @@ for i in $(seq 1 "$N"); do
 done
 echo
 echo "failures per test case over $N boots:"
-cat "$OUT"/*/results.tsv 2>/dev/null | awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { n[$2 "." $3]++ } END { for (k in n) printf "  %s: %d\n", k, n[k]; if (!length(n)) print "  none" }'
+for f in "$OUT"/*/results.tsv; do failed_cases "$f"; done | sort | uniq -c |
+	awk '{ n = $1; $1 = ""; printf "  %s: %d\n", substr($0, 2), n; k++ } END { if (!k) print "  none" }'

@@ -61,7 +61,7 @@ done
 OUT=$BUILD/stress
 mkdir -p "$OUT"
 # baseline gets the series' kselftests, as in make mutate.
-git -C "$BUILD/tree" diff baseline patched -- tools/testing/selftests >"$OUT/selftests.patch"
+selftests_patch "$BUILD/tree" "$OUT/selftests.patch"
 # What baseline must fail: the cases that guard the two mechanisms.
 BASELINE_EXPECT="stress.root_tg_load_avg_zero
 stress.indicator_clear_after_stress
@@ -84,7 +84,7 @@ for k in "${kernels[@]}"; do
 		-x "$ROOT/scripts/guest/stress.sh" -d /usr/bin/stress-ng -d /usr/bin/hackbench \
 		>"$OUT/$k.out" 2>&1 || krc=$?
 	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1)
-	failed=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$log/results.tsv" 2>/dev/null | tr '\n' ' ')
+	failed=$(failed_cases "$log/results.tsv" | tr '\n' ' ')
 	splat=$(grep -m1 'boot.sh: error' "$OUT/$k.out" || true)
 	say "$k: ${figures:-no figures}"
 	if [ -n "$splat" ]; then
@@ -93,11 +93,9 @@ for k in "${kernels[@]}"; do
 		rc=1
 	fi
 	if [ "$k" = baseline ]; then
-		unexpected=$(awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$log/results.tsv" 2>/dev/null |
-			grep -vxF "$BASELINE_EXPECT" | tr '\n' ';' || true)
-		missed=$(printf '%s\n' "$BASELINE_EXPECT" | while read -r e; do
-			grep -qxF "$e" <(awk -F'\t' '$4 != "PASS" { print $2 "." $3 }' "$log/results.tsv" 2>/dev/null) || printf '%s;' "$e"
-		done)
+		got=$(failed_cases "$log/results.tsv")
+		unexpected=$(printf '%s\n' "$got" | grep -v '^$' | grep -vxF "$BASELINE_EXPECT" | tr '\n' ';' || true)
+		missed=$(printf '%s\n' "$BASELINE_EXPECT" | grep -vxF "${got:-<no failures>}" | tr '\n' ';' || true)
 		say "baseline: unexpected failures: ${unexpected:-none}; expected failures that passed: ${missed:-none}"
 		[ -z "$unexpected" ] && [ -z "$missed" ] || rc=1
 	elif [ "$krc" != 0 ]; then
