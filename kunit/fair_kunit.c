@@ -6,7 +6,8 @@
  *    alone: nothing reads its load_avg, so nothing should write it;
  *  - root_domain::overloaded: add_nr_running() sets it when a runqueue
  *    reaches two tasks, update_sd_lb_stats() recomputes it from the
- *    runqueues of the top-level domain only.
+ *    runqueues of the top-level domain only, and set_rd_overloaded()
+ *    writes it only when its value changes.
  *
  * The newly-idle balance that reads the indicator runs under the rq lock
  * inside __schedule(); it is tested from user space by the sched_fastpath
@@ -15,29 +16,166 @@
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
  * static functions under test while production code stays unchanged.
+ * Everything it defines starts with sched_fair_test_ or SFT_.
  *
  * Safety on a live kernel: every cfs_rq, task_group, rq, root_domain,
  * sched_domain and sched_group written here is a zeroed fake owned by the
- * test. Real runqueues are only read (cpu_of() and the clock of an active
- * CPU; nr_running and load of the CPU that the "busy" cases load). The one
- * real object the root-group cases can touch is root_task_group.load_avg,
- * and only on a kernel without the root-group skip; the cases undo their
- * own contribution there. The busy cases run two pinned kernel threads on
- * one CPU for a few milliseconds and stop them before returning.
+ * test. Real runqueues are read, and one field of one is written:
+ *
+ *  - The statistics passes read the runqueues of two real CPUs, A (the
+ *    first active CPU, where the test's own thread is pinned) and B (the
+ *    last active CPU, where the case pins 0, 1 or 2 kernel threads). Both
+ *    runqueue locks are held across a pass, so that A holds exactly its
+ *    one task and B exactly the case's threads while the pass counts them.
+ *  - The misfit cases set A's rq->misfit_task_load under that lock, with
+ *    interrupts off on A, and put the old value back before unlocking.
+ *    On a topology without SD_ASYM_CPUCAPACITY, which is what these cases
+ *    require, nothing else reads or writes the field: its writer,
+ *    update_misfit_status(), returns early unless asymmetric capacity is
+ *    active, and its readers are the load balance of asymmetric domains
+ *    and the nohz kick under sd_asym_cpucapacity, which is then NULL.
+ *  - root_task_group.load_avg is written only on a kernel without the
+ *    root-group skip; the cases undo their own contribution there.
+ *
+ * The write counts use a hardware watchpoint (a wide perf breakpoint on
+ * every CPU): each count is exact, not inferred from a value read later.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/kthread.h>
 #include <linux/sched/isolation.h>
 
 #ifdef CONFIG_SMP
 
-/* A contribution of 6400 moves tg->load_avg only for changes above 100. */
-#define TG_CONTRIB	6400UL
-#define TG_STEP		(TG_CONTRIB / 64)
+/* Case names without the prefix that the functions carry. */
+#define SFT_CASE(case) { .run_case = sched_fair_test_##case, .name = #case }
 
-static struct cfs_rq *fake_cfs_rq(struct kunit *test, struct task_group *tg,
-				  unsigned long contrib, unsigned long load)
+/* A contribution of 6400 moves tg->load_avg only for changes above 100. */
+#define SFT_CONTRIB	6400UL
+#define SFT_STEP	(SFT_CONTRIB / 64)
+
+/* ---- kernel threads that KUnit stops when the case ends --------------- */
+
+KUNIT_DEFINE_ACTION_WRAPPER(sched_fair_test_kthread_stop, kthread_stop, struct task_struct *);
+
+/* Start @fn on @cpu; KUnit stops it when the case ends, pass or fail. */
+static void sched_fair_test_kthread(struct kunit *test, int (*fn)(void *), int cpu)
+{
+	struct task_struct *t = kthread_create(fn, NULL, "kunit_sched/%d", cpu);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(t), "could not create a kernel thread");
+	kthread_bind(t, cpu);
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, sched_fair_test_kthread_stop, t));
+	wake_up_process(t);
+}
+
+/* Always runnable: two of these make a CPU hold two tasks. */
+static int sched_fair_test_spin(void *unused)
+{
+	while (!kthread_should_stop())
+		cond_resched();
+	return 0;
+}
+
+/* Runs and sleeps in turn: its CPU's root cfs_rq load keeps changing. */
+static int sched_fair_test_sleepy(void *unused)
+{
+	u64 end;
+
+	while (!kthread_should_stop()) {
+		end = ktime_get_ns() + 200 * NSEC_PER_USEC;
+		while (ktime_get_ns() < end)
+			cpu_relax();
+		usleep_range(200, 400);
+	}
+	return 0;
+}
+
+/* ---- exact write counts: a hardware watchpoint on one variable -------- */
+
+struct sched_fair_test_watch {
+	struct perf_event * __percpu *bp;
+	const void *addr;
+	int len;		/* 1 or 8 bytes */
+	atomic_t writes;	/* every write to the watched bytes */
+	atomic_t unchanged;	/* writes that left the value as it was */
+	atomic_long_t last;	/* the value after the last write */
+};
+
+#ifdef CONFIG_HAVE_HW_BREAKPOINT
+static long sched_fair_test_watch_value(const struct sched_fair_test_watch *w)
+{
+	if (w->len == 1)
+		return READ_ONCE(*(const u8 *)w->addr);
+	return READ_ONCE(*(const long *)w->addr);
+}
+
+/* x86 data breakpoints trap after the write: the new value is in place. */
+static void sched_fair_test_watch_hit(struct perf_event *bp,
+				      struct perf_sample_data *data,
+				      struct pt_regs *regs)
+{
+	struct sched_fair_test_watch *w = bp->overflow_handler_context;
+	long now = sched_fair_test_watch_value(w);
+
+	atomic_inc(&w->writes);
+	if (atomic_long_xchg(&w->last, now) == now)
+		atomic_inc(&w->unchanged);
+}
+
+static void sched_fair_test_watch_stop(void *data)
+{
+	struct sched_fair_test_watch *w = data;
+
+	if (w->bp)
+		unregister_wide_hw_breakpoint(w->bp);
+	w->bp = NULL;
+}
+
+/*
+ * Count every write, on any CPU, to the @len bytes at @addr until
+ * sched_fair_test_watch_stop() or the end of the case.
+ */
+static struct sched_fair_test_watch *
+sched_fair_test_watch(struct kunit *test, const void *addr, int len)
+{
+	struct sched_fair_test_watch *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	struct perf_event * __percpu *bp;
+	struct perf_event_attr attr;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->addr = addr;
+	w->len = len;
+	atomic_long_set(&w->last, sched_fair_test_watch_value(w));
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)addr;
+	attr.bp_len = len == 1 ? HW_BREAKPOINT_LEN_1 : HW_BREAKPOINT_LEN_8;
+	attr.bp_type = HW_BREAKPOINT_W;
+	bp = register_wide_hw_breakpoint(&attr, sched_fair_test_watch_hit, w);
+	if (IS_ERR_OR_NULL(bp))
+		kunit_skip(test, "cannot set a write watchpoint: %ld", PTR_ERR(bp));
+	w->bp = bp;
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, sched_fair_test_watch_stop, w));
+	return w;
+}
+#else
+static void sched_fair_test_watch_stop(void *data)
+{
+}
+
+static struct sched_fair_test_watch *
+sched_fair_test_watch(struct kunit *test, const void *addr, int len)
+{
+	kunit_skip(test, "needs hardware breakpoints (CONFIG_HAVE_HW_BREAKPOINT)");
+	return NULL;
+}
+#endif
+
+/* ---- task group load_avg ----------------------------------------------- */
+
+static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
+					     unsigned long contrib, unsigned long load)
 {
 	struct cfs_rq *cfs_rq = kunit_kzalloc(test, sizeof(*cfs_rq), GFP_KERNEL);
 
@@ -52,96 +190,112 @@ static struct cfs_rq *fake_cfs_rq(struct kunit *test, struct task_group *tg,
 	return cfs_rq;
 }
 
-static struct task_group *fake_tg(struct kunit *test)
+static struct task_group *sched_fair_test_tg(struct kunit *test, long load_avg)
 {
 	struct task_group *tg = kunit_kzalloc(test, sizeof(*tg), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, tg);
-	atomic_long_set(&tg->load_avg, 0);
+	atomic_long_set(&tg->load_avg, load_avg);
 	return tg;
 }
 
-static void root_tg_update_skipped(struct kunit *test)
+static void sched_fair_test_root_tg_update_skipped(struct kunit *test)
 {
-	struct cfs_rq *cfs_rq = fake_cfs_rq(test, &root_task_group, 0, 100 * TG_CONTRIB);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, &root_task_group, 0,
+						       100 * SFT_CONTRIB);
 
 	update_tg_load_avg(cfs_rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 0UL,
 			    "a root cfs_rq's load change was propagated to root_task_group");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&root_task_group.load_avg), 0L,
-			    "root_task_group.load_avg is written, though nothing reads it");
 	/* Take back what a kernel without the skip added. */
 	atomic_long_sub(cfs_rq->tg_load_avg_contrib, &root_task_group.load_avg);
 }
 
-static void root_tg_clear_skipped(struct kunit *test)
+static void sched_fair_test_root_tg_clear_skipped(struct kunit *test)
 {
-	struct cfs_rq *cfs_rq = fake_cfs_rq(test, &root_task_group, TG_CONTRIB, TG_CONTRIB);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, &root_task_group,
+						       SFT_CONTRIB, SFT_CONTRIB);
 
 	clear_tg_load_avg(cfs_rq);
 
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, TG_CONTRIB,
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, SFT_CONTRIB,
 			    "clear_tg_load_avg() took a root cfs_rq's contribution out of root_task_group");
-	if (cfs_rq->tg_load_avg_contrib != TG_CONTRIB)
-		atomic_long_add(TG_CONTRIB, &root_task_group.load_avg);
+	if (cfs_rq->tg_load_avg_contrib != SFT_CONTRIB)
+		atomic_long_add(SFT_CONTRIB, &root_task_group.load_avg);
 }
 
-static void child_tg_update_propagated(struct kunit *test)
+static void sched_fair_test_child_tg_update_propagated(struct kunit *test)
 {
-	struct task_group *tg = fake_tg(test);
-	struct cfs_rq *cfs_rq = fake_cfs_rq(test, tg, TG_CONTRIB, TG_CONTRIB + TG_STEP + 1);
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB,
+						       SFT_CONTRIB + SFT_STEP + 1);
 
 	update_tg_load_avg(cfs_rq);
 
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)TG_STEP + 1,
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_STEP + 1,
 			    "a change of contrib/64 + 1 did not reach a child group's load_avg");
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, TG_CONTRIB + TG_STEP + 1,
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, SFT_CONTRIB + SFT_STEP + 1,
 			    "tg_load_avg_contrib does not record what was propagated");
 }
 
-static void child_tg_below_threshold_kept(struct kunit *test)
+static void sched_fair_test_child_tg_below_threshold_kept(struct kunit *test)
 {
-	struct task_group *tg = fake_tg(test);
-	struct cfs_rq *up = fake_cfs_rq(test, tg, TG_CONTRIB, TG_CONTRIB + TG_STEP);
-	struct cfs_rq *down = fake_cfs_rq(test, tg, TG_CONTRIB, TG_CONTRIB - TG_STEP);
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *up = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, SFT_CONTRIB + SFT_STEP);
+	struct cfs_rq *down = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, SFT_CONTRIB - SFT_STEP);
 
 	update_tg_load_avg(up);
 	update_tg_load_avg(down);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 0L,
 			    "a change of exactly contrib/64 was propagated");
-	KUNIT_EXPECT_EQ_MSG(test, up->tg_load_avg_contrib, TG_CONTRIB,
+	KUNIT_EXPECT_EQ_MSG(test, up->tg_load_avg_contrib, SFT_CONTRIB,
 			    "contrib moved on a change of +contrib/64");
-	KUNIT_EXPECT_EQ_MSG(test, down->tg_load_avg_contrib, TG_CONTRIB,
+	KUNIT_EXPECT_EQ_MSG(test, down->tg_load_avg_contrib, SFT_CONTRIB,
 			    "contrib moved on a change of -contrib/64");
 }
 
-static void child_tg_rate_limited(struct kunit *test)
+static void sched_fair_test_child_tg_rate_limited(struct kunit *test)
 {
-	struct task_group *tg = fake_tg(test);
-	struct cfs_rq *cfs_rq = fake_cfs_rq(test, tg, TG_CONTRIB, 2 * TG_CONTRIB);
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, 2 * SFT_CONTRIB);
 	unsigned long flags;
 
 	/* Both updates within far less than the 1 ms window. */
 	local_irq_save(flags);
 	update_tg_load_avg(cfs_rq);
-	cfs_rq->avg.load_avg = 3 * TG_CONTRIB;
+	cfs_rq->avg.load_avg = 3 * SFT_CONTRIB;
 	update_tg_load_avg(cfs_rq);
 	local_irq_restore(flags);
 
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)TG_CONTRIB,
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
 			    "expected the first update only; the second came within 1 ms");
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 2 * TG_CONTRIB,
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 2 * SFT_CONTRIB,
 			    "tg_load_avg_contrib moved twice within 1 ms");
 }
 
+/* What a CPU going offline does to each of its cfs_rqs, for a child group. */
+static void sched_fair_test_child_tg_clear_taken_out(struct kunit *test)
+{
+	struct task_group *tg = sched_fair_test_tg(test, 3 * SFT_CONTRIB);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, SFT_CONTRIB);
+
+	clear_tg_load_avg(cfs_rq);
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 2 * (long)SFT_CONTRIB,
+			    "an offline CPU's contribution stayed in a child group's load_avg");
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 0UL,
+			    "the cleared cfs_rq still records a contribution");
+}
+
 static struct kunit_case sched_fair_tg_load_avg_cases[] = {
-	KUNIT_CASE(root_tg_update_skipped),
-	KUNIT_CASE(root_tg_clear_skipped),
-	KUNIT_CASE(child_tg_update_propagated),
-	KUNIT_CASE(child_tg_below_threshold_kept),
-	KUNIT_CASE(child_tg_rate_limited),
+	SFT_CASE(root_tg_update_skipped),
+	SFT_CASE(root_tg_clear_skipped),
+	SFT_CASE(child_tg_update_propagated),
+	SFT_CASE(child_tg_below_threshold_kept),
+	SFT_CASE(child_tg_rate_limited),
+	SFT_CASE(child_tg_clear_taken_out),
 	{}
 };
 
@@ -153,7 +307,7 @@ static struct kunit_suite sched_fair_tg_load_avg_suite = {
 /* ---- root_domain::overloaded, set side -------------------------------- */
 
 /* A zeroed runqueue of our own, attached to a zeroed root domain. */
-static struct rq *fake_rq(struct kunit *test)
+static struct rq *sched_fair_test_rq(struct kunit *test)
 {
 	struct rq *rq = kunit_kzalloc(test, sizeof(*rq), GFP_KERNEL);
 
@@ -165,9 +319,9 @@ static struct rq *fake_rq(struct kunit *test)
 	return rq;
 }
 
-static void set_not_on_first_task(struct kunit *test)
+static void sched_fair_test_set_not_on_first_task(struct kunit *test)
 {
-	struct rq *rq = fake_rq(test);
+	struct rq *rq = sched_fair_test_rq(test);
 
 	add_nr_running(rq, 1);
 
@@ -175,9 +329,9 @@ static void set_not_on_first_task(struct kunit *test)
 			       "one task on a runqueue marked the root domain overloaded");
 }
 
-static void set_on_second_task(struct kunit *test)
+static void sched_fair_test_set_on_second_task(struct kunit *test)
 {
-	struct rq *rq = fake_rq(test);
+	struct rq *rq = sched_fair_test_rq(test);
 
 	add_nr_running(rq, 1);
 	add_nr_running(rq, 1);
@@ -186,9 +340,9 @@ static void set_on_second_task(struct kunit *test)
 			      "a runqueue going from 1 to 2 tasks did not mark the root domain overloaded");
 }
 
-static void set_on_two_at_once(struct kunit *test)
+static void sched_fair_test_set_on_two_at_once(struct kunit *test)
 {
-	struct rq *rq = fake_rq(test);
+	struct rq *rq = sched_fair_test_rq(test);
 
 	add_nr_running(rq, 2);
 
@@ -196,9 +350,9 @@ static void set_on_two_at_once(struct kunit *test)
 			      "a runqueue going from 0 to 2 tasks did not mark the root domain overloaded");
 }
 
-static void set_only_on_transition(struct kunit *test)
+static void sched_fair_test_set_only_on_transition(struct kunit *test)
 {
-	struct rq *rq = fake_rq(test);
+	struct rq *rq = sched_fair_test_rq(test);
 
 	add_nr_running(rq, 2);
 	/* A balance pass found nothing to pull and cleared the flag. */
@@ -209,9 +363,9 @@ static void set_only_on_transition(struct kunit *test)
 			       "2 -> 3 tasks set the flag again: it should be set on the <2 -> >=2 transition only");
 }
 
-static void sub_never_clears(struct kunit *test)
+static void sched_fair_test_sub_never_clears(struct kunit *test)
 {
-	struct rq *rq = fake_rq(test);
+	struct rq *rq = sched_fair_test_rq(test);
 
 	add_nr_running(rq, 2);
 	sub_nr_running(rq, 1);
@@ -223,11 +377,11 @@ static void sub_never_clears(struct kunit *test)
 }
 
 static struct kunit_case sched_fair_overload_set_cases[] = {
-	KUNIT_CASE(set_not_on_first_task),
-	KUNIT_CASE(set_on_second_task),
-	KUNIT_CASE(set_on_two_at_once),
-	KUNIT_CASE(set_only_on_transition),
-	KUNIT_CASE(sub_never_clears),
+	SFT_CASE(set_not_on_first_task),
+	SFT_CASE(set_on_second_task),
+	SFT_CASE(set_on_two_at_once),
+	SFT_CASE(set_only_on_transition),
+	SFT_CASE(sub_never_clears),
 	{}
 };
 
@@ -239,233 +393,303 @@ static struct kunit_suite sched_fair_overload_set_suite = {
 /* ---- root_domain::overloaded, recompute side ---------------------------- */
 
 /*
- * One domain with one group spanning one CPU, as build_sched_domains()
- * would allocate them, plus a runqueue of our own whose root domain the
- * statistics pass writes. CPU_NEWLY_IDLE and a far-future next_update keep
- * update_sd_lb_stats() from updating the group capacity or the LLC scan
- * hint of the real topology.
+ * A fake domain, root or child, whose groups span real CPUs, plus a
+ * runqueue of our own whose root domain the statistics pass writes.
+ * CPU_NEWLY_IDLE and a far-future next_update keep update_sd_lb_stats()
+ * from updating the group capacity or the LLC scan hint of the real
+ * topology.
  */
-struct lb_fake {
+struct sched_fair_test_lb {
 	struct sched_domain *sd;
-	struct sched_group *sg;
 	struct rq *dst_rq;
-	struct cpumask *cpus;
 	struct lb_env env;
 	struct sd_lb_stats sds;
 };
 
-static struct lb_fake *lb_fake(struct kunit *test, int cpu, bool root)
+/* The two CPUs of the statistics cases: see the top of the file. */
+static int sched_fair_test_cpu_a(void)
 {
-	struct lb_fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, f);
-	f->sd = kunit_kzalloc(test, sizeof(*f->sd) + cpumask_size(), GFP_KERNEL);
-	f->sg = kunit_kzalloc(test, sizeof(*f->sg) + cpumask_size(), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, f->sd);
-	KUNIT_ASSERT_NOT_NULL(test, f->sg);
-	f->sg->sgc = kunit_kzalloc(test, sizeof(*f->sg->sgc) + cpumask_size(), GFP_KERNEL);
-	f->cpus = kunit_kzalloc(test, cpumask_size(), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, f->sg->sgc);
-	KUNIT_ASSERT_NOT_NULL(test, f->cpus);
-	f->dst_rq = fake_rq(test);
-
-	f->sg->next = f->sg;
-	f->sg->group_weight = 1;
-	f->sg->asym_prefer_cpu = cpu;
-	cpumask_set_cpu(cpu, sched_group_span(f->sg));
-	cpumask_set_cpu(cpu, group_balance_mask(f->sg));
-	f->sg->sgc->capacity = SCHED_CAPACITY_SCALE;
-	f->sg->sgc->min_capacity = SCHED_CAPACITY_SCALE;
-	f->sg->sgc->max_capacity = SCHED_CAPACITY_SCALE;
-	f->sg->sgc->next_update = jiffies + 1000 * HZ;
-
-	f->sd->groups = f->sg;
-	f->sd->imbalance_pct = 117;
-	f->sd->span_weight = 1;
-	cpumask_set_cpu(cpu, sched_domain_span(f->sd));
-	if (!root) {
-		/* Any parent makes this a child domain. */
-		f->sd->parent = kunit_kzalloc(test, sizeof(*f->sd) + cpumask_size(), GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, f->sd->parent);
-	}
-
-	f->env = (struct lb_env){
-		.sd = f->sd,
-		.dst_cpu = cpu,
-		.dst_rq = f->dst_rq,
-		.idle = CPU_NEWLY_IDLE,
-		.cpus = f->cpus,
-	};
-	init_sd_lb_stats(&f->sds);
-	return f;
+	return cpumask_first(cpu_active_mask);
 }
 
-static void lb_fake_pass(struct lb_fake *f)
-{
-	rcu_read_lock();
-	update_sd_lb_stats(&f->env, &f->sds);
-	rcu_read_unlock();
-}
-
-/* Two pinned CPU-bound kernel threads, to give one CPU two runnable tasks. */
-struct busy_cpu {
-	int cpu;
-	struct task_struct *thread[2];
-};
-
-static int busy_fn(void *unused)
-{
-	while (!kthread_should_stop())
-		cond_resched();
-	return 0;
-}
-
-static void busy_cpu_stop(struct busy_cpu *b)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(b->thread); i++) {
-		if (!IS_ERR_OR_NULL(b->thread[i]))
-			kthread_stop(b->thread[i]);
-		b->thread[i] = NULL;
-	}
-}
-
-/* The CPU the busy cases load; pick it before allocating, start after. */
-static int busy_cpu_pick(void)
+static int sched_fair_test_cpu_b(void)
 {
 	return cpumask_last(cpu_active_mask);
 }
 
-/*
- * The test's own thread runs on the first active CPU, never on the busy
- * one, so that the busy CPU holds exactly the two threads the case starts.
- * The suite's init skips the cases when fewer than two CPUs are active.
- */
-static void busy_cpu_start(struct kunit *test, struct busy_cpu *b)
+static struct sched_fair_test_lb *
+sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
 {
-	int i, waited, here;
+	struct sched_fair_test_lb *lb = kunit_kzalloc(test, sizeof(*lb), GFP_KERNEL);
+	struct cpumask *cpus;
 
-	b->cpu = busy_cpu_pick();
-	here = cpumask_first(cpu_active_mask);
-	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(here)), 0);
-	KUNIT_ASSERT_NE(test, raw_smp_processor_id(), b->cpu);
-	for (i = 0; i < ARRAY_SIZE(b->thread); i++) {
-		b->thread[i] = kthread_create(busy_fn, NULL, "kunit_busy/%d", i);
-		if (IS_ERR(b->thread[i])) {
-			busy_cpu_stop(b);
-			KUNIT_FAIL_AND_ABORT(test, "could not create a kernel thread");
-		}
-		kthread_bind(b->thread[i], b->cpu);
-		wake_up_process(b->thread[i]);
+	KUNIT_ASSERT_NOT_NULL(test, lb);
+	lb->sd = kunit_kzalloc(test, sizeof(*lb->sd) + cpumask_size(), GFP_KERNEL);
+	cpus = kunit_kzalloc(test, cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lb->sd);
+	KUNIT_ASSERT_NOT_NULL(test, cpus);
+	lb->dst_rq = sched_fair_test_rq(test);
+	lb->sd->flags = flags;
+	lb->sd->imbalance_pct = 117;
+	if (!root) {
+		/* Any parent makes this a child domain. */
+		lb->sd->parent = kunit_kzalloc(test, sizeof(*lb->sd) + cpumask_size(),
+					       GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, lb->sd->parent);
 	}
-	for (waited = 0; READ_ONCE(cpu_rq(b->cpu)->nr_running) < 2 && waited < 500; waited++)
-		usleep_range(1000, 2000);
-	if (READ_ONCE(cpu_rq(b->cpu)->nr_running) < 2) {
-		busy_cpu_stop(b);
-		KUNIT_FAIL_AND_ABORT(test, "CPU %d did not reach two runnable tasks", b->cpu);
+	lb->env = (struct lb_env){
+		.sd = lb->sd,
+		.dst_cpu = dst_cpu,
+		.dst_rq = lb->dst_rq,
+		.idle = CPU_NEWLY_IDLE,
+		.cpus = cpus,
+	};
+	return lb;
+}
+
+/* Append a group of CPU @cpu, and of @cpu2 unless it is negative. */
+static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb *lb,
+				  int cpu, int cpu2)
+{
+	struct sched_group *sg = kunit_kzalloc(test, sizeof(*sg) + cpumask_size(), GFP_KERNEL);
+	struct sched_group *last;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sg);
+	sg->sgc = kunit_kzalloc(test, sizeof(*sg->sgc) + cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sg->sgc);
+	cpumask_set_cpu(cpu, sched_group_span(sg));
+	if (cpu2 >= 0)
+		cpumask_set_cpu(cpu2, sched_group_span(sg));
+	cpumask_copy(group_balance_mask(sg), sched_group_span(sg));
+	sg->group_weight = cpumask_weight(sched_group_span(sg));
+	sg->asym_prefer_cpu = cpu;
+	sg->sgc->capacity = SCHED_CAPACITY_SCALE * sg->group_weight;
+	sg->sgc->min_capacity = SCHED_CAPACITY_SCALE;
+	sg->sgc->max_capacity = SCHED_CAPACITY_SCALE;
+	sg->sgc->next_update = jiffies + 1000 * HZ;
+
+	for_each_cpu(i, sched_group_span(sg)) {
+		cpumask_set_cpu(i, sched_domain_span(lb->sd));
+		cpumask_set_cpu(i, lb->env.cpus);
 	}
+	lb->sd->span_weight = cpumask_weight(sched_domain_span(lb->sd));
+	if (!lb->sd->groups) {
+		lb->sd->groups = sg;
+		sg->next = sg;
+		return;
+	}
+	for (last = lb->sd->groups; last->next != lb->sd->groups; last = last->next)
+		;
+	last->next = sg;
+	sg->next = lb->sd->groups;
 }
 
 /*
- * One update_sd_lb_stats() pass, at a root or a child domain, with the
- * fake root domain's flag first set to @flag; returns the flag after it.
- * With @busy the domain covers a CPU running two tasks, otherwise no CPU
- * at all (so no runqueue can have more than one task).
+ * Pin the test's thread to CPU A and put @nr_b always-runnable threads
+ * on CPU B, so that A holds one task (this one) and B @nr_b.
  */
-static bool overload_after_pass(struct kunit *test, bool root, bool busy, bool flag)
+static void sched_fair_test_load(struct kunit *test, int nr_b)
 {
-	struct lb_fake *f = lb_fake(test, busy_cpu_pick(), root);
-	struct busy_cpu b = {};
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	int i;
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), a);
+	for (i = 0; i < nr_b; i++)
+		sched_fair_test_kthread(test, sched_fair_test_spin, b);
+}
+
+/*
+ * One update_sd_lb_stats() pass with the fake root domain's flag first
+ * set to @flag, taken at a moment when CPU A holds exactly one task and
+ * CPU B exactly @nr_b: both runqueue locks are held across the pass, so
+ * the counts cannot change under it. Another task visiting either CPU (a
+ * kworker, say) makes it try again. With @misfit, A's misfit_task_load
+ * reads @misfit during the pass. Returns the flag after the pass.
+ */
+static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *lb,
+				 unsigned int nr_b, unsigned long misfit, bool flag)
+{
+	struct rq *rq_a = cpu_rq(sched_fair_test_cpu_a());
+	struct rq *rq_b = cpu_rq(sched_fair_test_cpu_b());
+	unsigned int seen_a = 0, seen_b = 0;
+	unsigned long irqflags, saved;
+	int tries;
+
+	for (tries = 0; tries < 500; tries++) {
+		bool done = false;
+
+		if (tries)
+			usleep_range(500, 1000);
+		local_irq_save(irqflags);
+		double_rq_lock(rq_a, rq_b);
+		seen_a = rq_a->nr_running;
+		seen_b = rq_b->nr_running;
+		if (seen_a == 1 && seen_b == nr_b) {
+			saved = rq_a->misfit_task_load;
+			if (misfit != saved)
+				rq_a->misfit_task_load = misfit;
+			set_rd_overloaded(lb->dst_rq->rd, flag);
+			init_sd_lb_stats(&lb->sds);
+			rcu_read_lock();
+			update_sd_lb_stats(&lb->env, &lb->sds);
+			rcu_read_unlock();
+			if (misfit != saved)
+				rq_a->misfit_task_load = saved;
+			done = true;
+		}
+		double_rq_unlock(rq_a, rq_b);
+		local_irq_restore(irqflags);
+		if (done)
+			return get_rd_overloaded(lb->dst_rq->rd);
+	}
+	KUNIT_FAIL_AND_ABORT(test,
+			     "CPUs %d and %d never held exactly 1 and %u tasks (last: %u and %u)",
+			     cpu_of(rq_a), cpu_of(rq_b), nr_b, seen_a, seen_b);
+	return flag;
+}
+
+/* Root domain, groups {A} (local) and {B}: B idle, A with one task. */
+static void sched_fair_test_root_clears(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
+
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_load(test, 0);
+
+	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_pass(test, lb, 0, 0, true),
+			       "a root-domain pass over CPUs with 1 and 0 tasks left the flag set");
+}
+
+/* Root domain, groups {A} (local) and {B}: B, a remote group, has two. */
+static void sched_fair_test_root_sets_for_remote_group(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
+
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_load(test, 2);
+
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
+			      "a remote group whose CPU has two tasks did not set the flag");
+}
+
+/* Root domain, groups {B} (local, first) and {A} (last): B has two. */
+static void sched_fair_test_root_sets_for_local_group(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, b);
+
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_load(test, 2);
+
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
+			      "the local group, first of two, has a CPU with two tasks: flag not set");
+}
+
+/* Root domain, one group {A, B}: two tasks in the group, one per CPU. */
+static void sched_fair_test_one_task_per_cpu_not_overloaded(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
 	bool overloaded;
 
-	set_rd_overloaded(f->dst_rq->rd, flag);
-	if (!busy) {
-		lb_fake_pass(f);
-		return get_rd_overloaded(f->dst_rq->rd);
-	}
-	cpumask_set_cpu(busy_cpu_pick(), f->cpus);
-	busy_cpu_start(test, &b);
-	lb_fake_pass(f);
-	overloaded = get_rd_overloaded(f->dst_rq->rd);
-	busy_cpu_stop(&b);
-	return overloaded;
+	sched_fair_test_group(test, lb, a, b);
+	sched_fair_test_load(test, 1);
+	overloaded = sched_fair_test_pass(test, lb, 1, 0, true);
+
+	KUNIT_EXPECT_EQ_MSG(test, lb->sds.local_stat.sum_nr_running, 2U,
+			    "the group statistics did not count one task on each CPU");
+	KUNIT_EXPECT_FALSE_MSG(test, overloaded,
+			       "a group of two CPUs with one task each was taken as overloaded");
 }
 
-static void recompute_root_clears(struct kunit *test)
+static void sched_fair_test_child_keeps_set(struct kunit *test)
 {
-	KUNIT_EXPECT_FALSE_MSG(test, overload_after_pass(test, true, false, true),
-			       "a root-domain pass that saw no overloaded runqueue left the flag set");
-}
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, false, 0, a);
 
-static void recompute_root_sets(struct kunit *test)
-{
-	KUNIT_EXPECT_TRUE_MSG(test, overload_after_pass(test, true, true, false),
-			      "a root-domain pass over a CPU with two tasks did not set the flag");
-}
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_load(test, 0);
 
-static void recompute_child_keeps_set(struct kunit *test)
-{
-	KUNIT_EXPECT_TRUE_MSG(test, overload_after_pass(test, false, false, true),
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 0, 0, true),
 			      "a child-domain pass cleared the flag: it sees only part of the root domain");
 }
 
-static void recompute_child_keeps_clear(struct kunit *test)
+static void sched_fair_test_child_keeps_clear(struct kunit *test)
 {
-	KUNIT_EXPECT_FALSE_MSG(test, overload_after_pass(test, false, true, false),
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, false, 0, a);
+
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_load(test, 2);
+
+	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
 			       "a child-domain pass wrote the flag; only the root domain pass may");
 }
 
-/* update_sg_lb_stats() on the fake group: is it reported overloaded? */
-static bool sg_reports_overloaded(struct kunit *test, bool busy, unsigned int *nr_running)
+/*
+ * Misfit: root domain with @flags, groups {B} (local, idle) and {A}. A
+ * runs one task, so only a misfit can make its group overloaded.
+ */
+static bool sched_fair_test_misfit_pass(struct kunit *test, int flags,
+					unsigned long misfit, bool flag)
 {
-	struct lb_fake *f = lb_fake(test, busy_cpu_pick(), true);
-	bool sg_overloaded = false, sg_overutilized = false;
-	struct busy_cpu b = {};
-	struct sg_lb_stats sgs;
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, flags, b);
 
-	f->sds.local = f->sg;
-	if (busy) {
-		cpumask_set_cpu(busy_cpu_pick(), f->cpus);
-		busy_cpu_start(test, &b);
-	}
-	update_sg_lb_stats(&f->env, &f->sds, f->sg, &sgs, &sg_overloaded, &sg_overutilized);
-	busy_cpu_stop(&b);
-	*nr_running = sgs.sum_nr_running;
-	return sg_overloaded;
+	if (sched_asym_cpucap_active())
+		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
+	sched_fair_test_group(test, lb, b, -1);
+	sched_fair_test_group(test, lb, a, -1);
+	sched_fair_test_load(test, 0);
+	return sched_fair_test_pass(test, lb, 0, misfit, flag);
 }
 
-static void pick_group_with_two_tasks(struct kunit *test)
+static void sched_fair_test_misfit_sets(struct kunit *test)
 {
-	unsigned int nr_running;
-	bool overloaded = sg_reports_overloaded(test, true, &nr_running);
+	bool overloaded = sched_fair_test_misfit_pass(test, SD_ASYM_CPUCAPACITY, 1, false);
 
-	KUNIT_EXPECT_GE_MSG(test, nr_running, 2U,
-			    "the group statistics did not count the busy CPU's two tasks");
 	KUNIT_EXPECT_TRUE_MSG(test, overloaded,
-			      "a group whose CPU has two tasks was not reported overloaded");
+			      "a misfit task on an asymmetric-capacity domain did not set the flag");
 }
 
-static void pick_idle_group(struct kunit *test)
+static void sched_fair_test_misfit_zero_not_set(struct kunit *test)
 {
-	unsigned int nr_running;
+	bool overloaded = sched_fair_test_misfit_pass(test, SD_ASYM_CPUCAPACITY, 0, true);
 
-	KUNIT_EXPECT_FALSE_MSG(test, sg_reports_overloaded(test, false, &nr_running),
-			       "a group with no runnable task was reported overloaded");
+	KUNIT_EXPECT_FALSE_MSG(test, overloaded,
+			       "no misfit task and no CPU with two tasks, yet the flag was set");
+}
+
+static void sched_fair_test_misfit_needs_asym_capacity(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_misfit_pass(test, 0, 1, true),
+			       "misfit_task_load counted on a domain without asymmetric capacity");
 }
 
 static struct kunit_case sched_fair_overload_recompute_cases[] = {
-	KUNIT_CASE(recompute_root_clears),
-	KUNIT_CASE(recompute_root_sets),
-	KUNIT_CASE(recompute_child_keeps_set),
-	KUNIT_CASE(recompute_child_keeps_clear),
-	KUNIT_CASE(pick_group_with_two_tasks),
-	KUNIT_CASE(pick_idle_group),
+	SFT_CASE(root_clears),
+	SFT_CASE(root_sets_for_remote_group),
+	SFT_CASE(root_sets_for_local_group),
+	SFT_CASE(one_task_per_cpu_not_overloaded),
+	SFT_CASE(child_keeps_set),
+	SFT_CASE(child_keeps_clear),
+	SFT_CASE(misfit_sets),
+	SFT_CASE(misfit_zero_not_set),
+	SFT_CASE(misfit_needs_asym_capacity),
 	{}
 };
 
-/* The busy cases need a second CPU besides the test's own. */
-static int sched_fair_overload_recompute_init(struct kunit *test)
+/* Every case needs CPU B besides the test's own CPU A. */
+static int sched_fair_test_two_cpus(struct kunit *test)
 {
 	if (num_active_cpus() < 2)
 		kunit_skip(test, "needs 2 active CPUs, %u active", num_active_cpus());
@@ -474,13 +698,120 @@ static int sched_fair_overload_recompute_init(struct kunit *test)
 
 static struct kunit_suite sched_fair_overload_recompute_suite = {
 	.name = "sched_fair_overload_recompute",
-	.init = sched_fair_overload_recompute_init,
+	.init = sched_fair_test_two_cpus,
 	.test_cases = sched_fair_overload_recompute_cases,
+};
+
+/* ---- exact write counts ------------------------------------------------ */
+
+/* Updating and clearing a root cfs_rq: not one write to the root group. */
+static void sched_fair_test_root_load_avg_not_written(struct kunit *test)
+{
+	struct cfs_rq *up = sched_fair_test_cfs_rq(test, &root_task_group, 0, 100 * SFT_CONTRIB);
+	struct cfs_rq *clr = sched_fair_test_cfs_rq(test, &root_task_group,
+						    SFT_CONTRIB, SFT_CONTRIB);
+	struct sched_fair_test_watch *w = sched_fair_test_watch(test, &root_task_group.load_avg, 8);
+
+	update_tg_load_avg(up);
+	clear_tg_load_avg(clr);
+	sched_fair_test_watch_stop(w);
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&w->writes), 0,
+			    "root_task_group.load_avg written by a root cfs_rq's update or clear");
+	atomic_long_sub(up->tg_load_avg_contrib, &root_task_group.load_avg);
+	atomic_long_add(SFT_CONTRIB - clr->tg_load_avg_contrib, &root_task_group.load_avg);
+}
+
+/* The control: the watchpoint sees a child group's one update. */
+static void sched_fair_test_child_load_avg_written_once(struct kunit *test)
+{
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, 0, SFT_CONTRIB);
+	struct sched_fair_test_watch *w = sched_fair_test_watch(test, &tg->load_avg, 8);
+
+	update_tg_load_avg(cfs_rq);
+	sched_fair_test_watch_stop(w);
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&w->writes), 1,
+			    "the watchpoint did not count a child group's one update");
+}
+
+/*
+ * A real load in the root group: a thread that runs and sleeps on every
+ * CPU but A for 300 ms, while a watchpoint counts the writes to
+ * root_task_group.load_avg (must be none) and, for the record, to the
+ * real root domain's indicator.
+ */
+static void sched_fair_test_root_load_avg_not_written_under_load(struct kunit *test)
+{
+	int cpu, a = sched_fair_test_cpu_a();
+	struct root_domain *rd = cpu_rq(a)->rd;
+	struct sched_fair_test_watch *w, *ind;
+
+	sched_fair_test_two_cpus(test);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	w = sched_fair_test_watch(test, &root_task_group.load_avg, 8);
+	ind = sched_fair_test_watch(test, &rd->overloaded, 1);
+	for_each_cpu(cpu, cpu_active_mask)
+		if (cpu != a)
+			sched_fair_test_kthread(test, sched_fair_test_sleepy, cpu);
+	msleep(300);
+	sched_fair_test_watch_stop(w);
+	sched_fair_test_watch_stop(ind);
+
+	kunit_info(test, "300 ms of load on %u CPUs: root_task_group.load_avg %d writes; root domain indicator %d writes, %d leaving the value as it was\n",
+		   num_active_cpus() - 1, atomic_read(&w->writes),
+		   atomic_read(&ind->writes), atomic_read(&ind->unchanged));
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&w->writes), 0,
+			    "root_task_group.load_avg was written under load");
+}
+
+/*
+ * The indicator's line is written only when its value changes: every
+ * path that sets or recomputes it reads first. Fake root domain, so the
+ * counts are exact: two changes (0 -> 1 -> 0), so two writes.
+ */
+static void sched_fair_test_indicator_written_on_change_only(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_rq(test);
+	struct sched_fair_test_watch *w = sched_fair_test_watch(test, &rq->rd->overloaded, 1);
+	int i;
+
+	add_nr_running(rq, 1);		/* 0 -> 1 task: stays 0 */
+	add_nr_running(rq, 1);		/* 1 -> 2: 0 -> 1, a write */
+	add_nr_running(rq, 1);		/* 2 -> 3: no transition */
+	sub_nr_running(rq, 3);
+	add_nr_running(rq, 2);		/* 0 -> 2 while already 1: no write */
+	for (i = 0; i < 10; i++)
+		set_rd_overloaded(rq->rd, 1);
+	set_rd_overloaded(rq->rd, 0);	/* 1 -> 0, a write */
+	for (i = 0; i < 10; i++)
+		set_rd_overloaded(rq->rd, 0);
+	sched_fair_test_watch_stop(w);
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&w->unchanged), 0,
+			    "the indicator was written with the value it already had");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&w->writes), 2,
+			    "expected one write per change of the indicator, two changes");
+}
+
+static struct kunit_case sched_fair_write_count_cases[] = {
+	SFT_CASE(root_load_avg_not_written),
+	SFT_CASE(child_load_avg_written_once),
+	SFT_CASE(root_load_avg_not_written_under_load),
+	SFT_CASE(indicator_written_on_change_only),
+	{}
+};
+
+static struct kunit_suite sched_fair_write_count_suite = {
+	.name = "sched_fair_write_count",
+	.test_cases = sched_fair_write_count_cases,
 };
 
 kunit_test_suites(&sched_fair_tg_load_avg_suite,
 		  &sched_fair_overload_set_suite,
-		  &sched_fair_overload_recompute_suite);
+		  &sched_fair_overload_recompute_suite,
+		  &sched_fair_write_count_suite);
 
 #else /* !CONFIG_SMP */
 
@@ -488,13 +819,13 @@ kunit_test_suites(&sched_fair_tg_load_avg_suite,
  * Without SMP there is no load tracking of task groups and no root
  * domain: nothing here to test, which a run says rather than passing.
  */
-static void needs_smp(struct kunit *test)
+static void sched_fair_test_needs_smp(struct kunit *test)
 {
 	kunit_skip(test, "needs CONFIG_SMP: no tg load tracking or root domain without it");
 }
 
 static struct kunit_case sched_fair_fastpaths_cases[] = {
-	KUNIT_CASE(needs_smp),
+	{ .run_case = sched_fair_test_needs_smp, .name = "needs_smp" },
 	{}
 };
 

@@ -1,38 +1,60 @@
 #!/usr/bin/env bash
 # Build and test the mutants of tests/mutants/ (patched with one mechanism
-# removed or changed) and the baseline kernel with the kselftests, and
-# print which test cases catch each. See --help.
+# removed or changed) and the baseline kernel with the kselftests, several
+# boots each, and print which test cases catch each. See --help.
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 MUTANTS=$ROOT/tests/mutants
+BOOTS=5
 
 usage() {
 	cat <<EOF
-Usage: $PROG [VARIANT]...
+Usage: $PROG [-k BOOTS] [VARIANT]...
 
 Variants:
   patched     the control: 'patched' as it is; every test case must pass
   baseline    'baseline' (both features backed out) + the series'
               kselftests: the mechanism tests must fail
   NAME        'patched' + tests/mutants/NAME.patch, e.g.
-$(for m in "$MUTANTS"/*.patch; do printf '                %s\n' "$(basename "$m" .patch)"; done)
-Default: all of them. Each mutant file starts with two lines,
+$(for m in "$MUTANTS"/*.patch; do printf '                %s\n' "$(basename "$m" .patch)"; done | head -n 6)
+              ($(set -- "$MUTANTS"/*.patch; echo $#) mutants in all)
+Default: all of them.
+
+  -k BOOTS    boot each variant BOOTS times (default $BOOTS). A mutant is
+              'caught' only when every case on its expect: line fails in
+              every boot; the control must pass everything in every boot.
+
+Each mutant file starts with two lines,
   mutant: what it changes
   expect: the test cases (suite.case) that must fail
-then the diff against 'patched'. Every variant is built and booted by
-scripts/run.sh -r REF [-p PATCH] -n mutant: one worktree and one build
-directory for all, so each build after the first only recompiles what the
-mutant touches (about 35 s per variant here, measured with make mutate).
-A variant is 'caught' when every expected case fails. The table goes to
-the terminal and to \$BUILD/mutate/table.md; the logs to
-\$BUILD/mutate/NAME/.
+then the diff against 'patched'. Every variant is built once and booted by
+scripts/run.sh -r REF [-p PATCH] -n mutant (--boot-only after the first
+boot): one worktree and one build directory for all, so each build after
+the first only recompiles what the mutant touches.
+
+Writes \$BUILD/mutate/table.md: one row per variant (the cases that failed,
+with in how many boots when not in all), then one row per test case of the
+control with the variants it catches; a case that catches nothing gives
+the reason listed in tests/mutants/no-catcher.txt, or is reported. Logs:
+\$BUILD/mutate/NAME/bootN/. Exit status 1 if a mutant is missed, the
+control fails, or a case has neither a catcher nor a reason.
 Needs a prepared work tree (make prepare).
 EOF
 }
 
-case ${1:-} in -h | --help) usage; exit 0 ;; esac
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	-k)
+		BOOTS=${2:-}
+		case $BOOTS in '' | *[!0-9]* | 0) die "-k needs a number of boots, 1 or more (see --help)" ;; esac
+		shift 2 ;;
+	-*) die "unknown option '$1' (see --help)" ;;
+	*) break ;;
+	esac
+done
 names=("$@")
 if [ ${#names[@]} = 0 ]; then
 	names=(patched)
@@ -52,47 +74,106 @@ mkdir -p "$OUT"
 # baseline's kselftests: what the series adds under tools/testing/selftests.
 selftests_patch "$WT" "$OUT/selftests.patch"
 
-table=$OUT/table.md
-{
-	echo "| variant | what | expected to fail | failed | verdict |"
-	echo "|---|---|---|---|---|"
-} >"$table"
+rows=$OUT/rows.md
+: >"$rows"
+declare -A catches=()
+cases=()
 rc=0
 for n in "${names[@]}"; do
 	case $n in
 	patched) what="nothing (control)" expect='' args=(-r patched) ;;
 	baseline)
 		what="both feature patches (baseline + the kselftests)"
-		expect="sched_fastpath_root_tg.root_tg.root_group_load_avg_untouched sched_fastpath_newidle.newidle.light_load_skips_balance"
+		expect="sched_fastpath_root_tg.root_tg.root_group_load_avg_untouched sched_fastpath_root_tg.root_tg.cpu_offline_online sched_fastpath_newidle.newidle.light_load_skips_balance"
 		args=(-r baseline -p "$OUT/selftests.patch") ;;
 	*)
 		what=$(sed -n '1s/^mutant: //p' "$MUTANTS/$n.patch")
 		expect=$(sed -n '2s/^expect: //p' "$MUTANTS/$n.patch")
 		args=(-r patched -p "$MUTANTS/$n.patch") ;;
 	esac
-	stage_start "variant $n: $what"
-	log=$OUT/$n
-	rm -rf "$log"
-	run_rc=0
-	"$ROOT/scripts/run.sh" "${args[@]}" -n mutant >"$OUT/$n.out" 2>&1 || run_rc=$?
-	cp -r "$BUILD/logs/mutant" "$log" 2>/dev/null || mkdir -p "$log"
-	failed=$(failed_cases "$log/results.tsv" | sort | tr '\n' ' ')
-	total=$(wc -l <"$log/results.tsv" 2>/dev/null || echo 0)
-	verdict=caught
-	if [ "$total" = 0 ]; then
-		verdict="NO RESULT (build or boot failed, exit $run_rc: see $OUT/$n.out)"
-	elif [ -z "$expect" ]; then
-		[ -z "$failed" ] && verdict="clean ($total cases passed)" || verdict="CONTROL FAILED"
-	else
+	stage_start "variant $n: $what ($BOOTS boots)"
+	rm -rf "${OUT:?}/$n"
+	mkdir -p "$OUT/$n"
+	declare -A nfail=()
+	caught=0 noresult='' passed=0
+	for b in $(seq 1 "$BOOTS"); do
+		log=$OUT/$n/boot$b
+		once=()
+		[ "$b" = 1 ] || once=(--boot-only)
+		run_rc=0
+		"$ROOT/scripts/run.sh" "${args[@]}" "${once[@]}" -n mutant -l "$log" \
+			>"$OUT/$n/boot$b.out" 2>&1 || run_rc=$?
+		total=$(wc -l <"$log/results.tsv" 2>/dev/null || echo 0)
+		if [ "$total" = 0 ]; then
+			noresult="NO RESULT in boot $b (build or boot failed, exit $run_rc: see $OUT/$n/boot$b.out)"
+			say "$n boot $b: no result"
+			break
+		fi
+		[ "$n" != patched ] || mapfile -t cases < <(awk -F'\t' '{ print $2 "." $3 }' "$log/results.tsv")
+		mapfile -t failed < <(failed_cases "$log/results.tsv" | sort)
+		for f in "${failed[@]}"; do nfail[$f]=$((${nfail[$f]:-0} + 1)); done
+		[ ${#failed[@]} -gt 0 ] || passed=$((passed + 1))
+		all=1
 		for e in $expect; do
-			case " $failed " in *" $e "*) ;; *) verdict="MISSED: $e passed" ;; esac
+			printf '%s\n' "${failed[@]}" | grep -qxF "$e" || all=0
 		done
+		[ "$all" = 0 ] || caught=$((caught + 1))
+		say "$n boot $b: failed: $(printf '%s; ' "${failed[@]}")"
+	done
+	# failed cases, with the number of boots when not every boot
+	failed_col=
+	mapfile -t keys < <(printf '%s\n' "${!nfail[@]}" | sort)
+	for f in "${keys[@]}"; do
+		[ -n "$f" ] || continue
+		if [ "${nfail[$f]}" = "$BOOTS" ]; then
+			failed_col+="$f; "
+			[ -z "$expect" ] || catches[$f]+="$n "
+		else
+			failed_col+="$f ($((nfail[$f]))/$BOOTS); "
+		fi
+	done
+	unset nfail
+	if [ -n "$noresult" ]; then
+		verdict=$noresult
+	elif [ -z "$expect" ]; then
+		if [ "$passed" = "$BOOTS" ]; then verdict="clean in $BOOTS/$BOOTS boots"; else verdict="CONTROL FAILED in $((BOOTS - passed))/$BOOTS boots"; fi
+	elif [ "$caught" = "$BOOTS" ]; then
+		verdict="caught $BOOTS/$BOOTS"
+	else
+		verdict="MISSED in $((BOOTS - caught))/$BOOTS boots"
 	fi
-	case $verdict in caught | clean*) ;; *) rc=1 ;; esac
-	printf '| %s | %s | %s | %s | %s |\n' "$n" "$what" "${expect:-none}" "${failed:-none}" "$verdict" >>"$table"
-	say "$n: $verdict; failed: ${failed:-none}"
+	case $verdict in caught* | clean*) ;; *) rc=1 ;; esac
+	printf '| %s | %s | %s | %s | %s |\n' "$n" "$what" "${expect:-none}" "${failed_col:-none}" "$verdict" >>"$rows"
+	say "$n: $verdict; failed: ${failed_col:-none}"
 	stage_end
 done
+
+# Which variants each case of the control catches (fails in every boot).
+reasons=$MUTANTS/no-catcher.txt
+table=$OUT/table.md
+{
+	echo "Made by: scripts/mutate.sh -k $BOOTS${*:+ $*}"
+	echo
+	echo "| variant | what | expected to fail | failed (boots, if not all) | verdict |"
+	echo "|---|---|---|---|---|"
+	cat "$rows"
+	if [ ${#cases[@]} -gt 0 ]; then
+		echo
+		echo "| test case | caught variants (failed in every boot) |"
+		echo "|---|---|"
+		for c in "${cases[@]}"; do
+			by=${catches[$c]:-}
+			if [ -z "$by" ]; then
+				why=$(awk -v c="$c" 'index($0, c ": ") == 1 { print substr($0, length(c) + 3) }' "$reasons" 2>/dev/null)
+				if [ -n "$why" ]; then by="none: $why"; else by="NONE, and no reason in tests/mutants/no-catcher.txt"; fi
+			fi
+			echo "| $c | $by |"
+		done
+	fi
+} >"$table"
+if [ ${#cases[@]} -gt 0 ] && grep -q '| NONE, and no reason' "$table" && [ $# = 0 ]; then
+	rc=1
+fi
 echo
 cat "$table"
 exit "$rc"

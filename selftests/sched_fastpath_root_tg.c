@@ -7,14 +7,23 @@
  * controller makes that group's tg_load_avg non-zero, so the observable
  * works and the root group's zeros mean something.
  *
+ * CPU hotplug: with a busy task of the child group on every CPU, taking
+ * the last CPU offline takes that CPU's contribution out of the child
+ * group's tg_load_avg (clear_tg_load_avg()), and putting it back online
+ * brings a contribution back; the root group's stay 0 throughout. The
+ * check is that the group's tg_load_avg matches the sum of the online
+ * CPUs' tg_load_avg_contrib within 10%: a contribution left behind by the
+ * offline CPU is a quarter of the total on 4 CPUs.
+ *
  * Saves and restores every knob it touches (autogroup, the root cgroup's
- * cpu controller) and removes the cgroup it makes.
+ * cpu controller, the offlined CPU) and removes the cgroup it makes.
  */
 #include "sched_fastpath.h"
 #include "../kselftest_harness.h"
 
 #define AUTOGROUP_KNOB	"/proc/sys/kernel/sched_autogroup_enabled"
 #define SETTLE_S	0.6	/* PELT half-life is 32 ms: ~20 half-lives */
+#define CPU_ONLINE_FMT	"/sys/devices/system/cpu/cpu%d/online"
 
 FIXTURE(root_tg) {
 	struct sfp_knob autogroup;
@@ -22,8 +31,9 @@ FIXTURE(root_tg) {
 	char cgroup[128];
 	int cpus[SFP_MAX_CPUS];
 	int ncpus;
-	pid_t hogs[SFP_MAX_CPUS + 1];
+	pid_t hogs[2 * SFP_MAX_CPUS + 1];
 	int nhogs;
+	int offline_cpu;	/* taken offline by the test, or -1 */
 	const char *setup_error;
 	struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
 	int nrqs;
@@ -34,6 +44,7 @@ FIXTURE_SETUP(root_tg)
 	char buf[512];
 	int i;
 
+	self->offline_cpu = -1;
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (access(SCHED_DEBUG_FILE, R_OK))
@@ -84,8 +95,13 @@ FIXTURE_SETUP(root_tg)
 
 FIXTURE_TEARDOWN(root_tg)
 {
+	char path[64];
 	int tries;
 
+	if (self->offline_cpu >= 0) {
+		snprintf(path, sizeof(path), CPU_ONLINE_FMT, self->offline_cpu);
+		sfp_write_file(path, "1");
+	}
 	sfp_kill(self->hogs, self->nhogs);
 	if (self->cgroup[0])
 		for (tries = 0; rmdir(self->cgroup) && errno == EBUSY && tries < 100; tries++)
@@ -138,6 +154,93 @@ TEST_F(root_tg, child_group_load_avg_control)
 			tg_load = rq->tg_load_avg;
 	}
 	EXPECT_GT(tg_load, 0) TH_LOG("a loaded child group has no tg_load_avg: observable broken");
+}
+
+/* The child group's blocks and the root's, from one read of sched/debug. */
+struct group_sum {
+	int nblocks;		/* child group blocks: one per online CPU */
+	long contrib;		/* their tg_load_avg_contrib, summed */
+	long total;		/* the child group's tg_load_avg */
+	long cpu_contrib;	/* the contribution of one CPU */
+	int root_nonzero;	/* root blocks with a non-zero field */
+};
+
+static int group_sum(const char *name, int cpu, struct group_sum *g)
+{
+	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
+	int i, n = sfp_read_cfs_rqs(rqs, 4 * SFP_MAX_CPUS);
+
+	memset(g, 0, sizeof(*g));
+	g->cpu_contrib = -1;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(rqs[i].path, "/")) {
+			g->root_nonzero += rqs[i].tg_load_avg_contrib || rqs[i].tg_load_avg;
+			continue;
+		}
+		if (strcmp(rqs[i].path, name))
+			continue;
+		g->nblocks++;
+		g->contrib += rqs[i].tg_load_avg_contrib;
+		g->total = rqs[i].tg_load_avg;
+		if (rqs[i].cpu == cpu)
+			g->cpu_contrib = rqs[i].tg_load_avg_contrib;
+	}
+	return n;
+}
+
+static bool group_consistent(struct __test_metadata *_metadata, const char *when,
+			     const char *name, int cpu)
+{
+	struct group_sum g;
+	long d;
+
+	if (group_sum(name, cpu, &g) <= 0) {
+		TH_LOG("%s: cannot parse %s", when, SCHED_DEBUG_FILE);
+		return false;
+	}
+	d = labs(g.contrib - g.total);
+	TH_LOG("%s: %d CPUs give %ld to %s (tg_load_avg %ld); CPU %d: %ld; root not 0: %d",
+	       when, g.nblocks, g.contrib, name, g.total, cpu, g.cpu_contrib, g.root_nonzero);
+	return g.nblocks > 0 && g.total > 0 && d * 10 <= g.total && !g.root_nonzero;
+}
+
+TEST_F(root_tg, cpu_offline_online)
+{
+	const char *name = strrchr(self->cgroup, '/');
+	int i, cpu = self->cpus[self->ncpus - 1];
+	struct group_sum g;
+	char path[64];
+	pid_t last;
+
+	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	snprintf(path, sizeof(path), CPU_ONLINE_FMT, cpu);
+	if (self->ncpus < 2 || cpu == 0 || access(path, W_OK))
+		SKIP(return, "cannot take CPU %d offline (%s)", cpu, path);
+
+	/* A busy task of the child group on every CPU. */
+	for (i = 0; i < self->ncpus; i++)
+		self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[i], self->cgroup,
+							    sfp_hog, 0);
+	last = self->hogs[self->nhogs - 1];
+	sfp_sleep(SETTLE_S);
+	EXPECT_TRUE(group_consistent(_metadata, "all online", name, cpu));
+	ASSERT_EQ(0, group_sum(name, cpu, &g) <= 0);
+	ASSERT_GT(g.cpu_contrib, 0) TH_LOG("CPU %d contributes nothing to take out", cpu);
+
+	ASSERT_EQ(0, sfp_write_file(path, "0")) TH_LOG("cannot take CPU %d offline", cpu);
+	self->offline_cpu = cpu;
+	sfp_sleep(SETTLE_S);
+	EXPECT_TRUE(group_consistent(_metadata, "one CPU offline", name, cpu))
+		TH_LOG("CPU %d's contribution was not taken out when it went offline", cpu);
+
+	ASSERT_EQ(0, sfp_write_file(path, "1")) TH_LOG("cannot put CPU %d back online", cpu);
+	self->offline_cpu = -1;
+	/* The task that left the CPU stays where it was moved: pin it back. */
+	sfp_pin(last, cpu);
+	sfp_sleep(SETTLE_S);
+	EXPECT_TRUE(group_consistent(_metadata, "back online", name, cpu));
+	ASSERT_EQ(0, group_sum(name, cpu, &g) <= 0);
+	EXPECT_GT(g.cpu_contrib, 0) TH_LOG("CPU %d's contribution did not come back", cpu);
 }
 
 TEST_HARNESS_MAIN
