@@ -14,7 +14,8 @@ help:
 	@echo "make prepare    only prepare the work tree ($(BUILD)/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
 	@echo "make kunit [KUNIT_ARCH=x86_64]  the KUnit suites with the kernel's kunit.py run"
-	@echo "make mutate     every mutant of tests/mutants/ and baseline; table of catching cases"
+	@echo "make mutate [MUTATE_BOOTS=5]  every mutant of tests/mutants/ and baseline, each"
+	@echo "                booted MUTATE_BOOTS times; table of catching cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
 	@echo "                (BUSY busy loops on the host meanwhile)"
@@ -50,11 +51,12 @@ KUNIT_ARCH ?= x86_64
 kunit: prepare
 	scripts/kunit.sh --arch $(KUNIT_ARCH)
 
+MUTATE_BOOTS ?= 5
 mutate: prepare
-	scripts/mutate.sh
+	scripts/mutate.sh -k $(MUTATE_BOOTS)
 
 selftest-ab: prepare
-	scripts/mutate.sh patched baseline
+	scripts/mutate.sh -k $(MUTATE_BOOTS) patched baseline
 
 N ?= 10
 BUSY ?= 0

@@ -43,11 +43,22 @@ METRICS = {
     "pool.perf.task_tick_fair": ("pool: task_tick_fair() share of cpu-clock samples (perf)", "%"),
     "pool.perf.total_samples": ("pool: cpu-clock samples taken (perf)", ""),
     "pool.chunks_per_s": ("pool: work chunks per second (throughput)", "1/s*"),
+    "rr.writes.root_tg_load_avg": ("rr: writes to root_task_group.load_avg (watchpoint, exact)", ""),
+    "rr.writes.root_tg_load_avg_per_s": ("rr: ... per second", "1/s*"),
+    "rr.writes.indicator": ("rr: writes to the root domain's overload indicator (watchpoint, exact; patched only)", ""),
+    "rr.writes.indicator_per_s": ("rr: ... per second", "1/s*"),
+    "pool.writes.root_tg_load_avg": ("pool: writes to root_task_group.load_avg (watchpoint, exact)", ""),
+    "pool.writes.root_tg_load_avg_per_s": ("pool: ... per second", "1/s*"),
+    "pool.writes.indicator": ("pool: writes to the root domain's overload indicator (watchpoint, exact; patched only)", ""),
+    "pool.writes.indicator_per_s": ("pool: ... per second", "1/s*"),
 }
 
 # Diagnostics that older guest scripts or odd CPU counts may lack.
 OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
-            "rr.server_newidle_per_idle", "rr.client_newidle_per_idle"}
+            "rr.server_newidle_per_idle", "rr.client_newidle_per_idle",
+            # baseline has no indicator to watch
+            "rr.writes.indicator", "rr.writes.indicator_per_s",
+            "pool.writes.indicator", "pool.writes.indicator_per_s"}
 
 
 def kv(text):
@@ -65,7 +76,7 @@ def parse_log(path, smp, dur):
     """The metrics of one boot, the pool's tg_load_avg series, and the
     guest's parameters (its "sfp-bench env" line)."""
     m, series, env = {}, None, {}
-    count, profile, fprof, perf = {}, {}, {}, {}
+    count, profile, fprof, perf, writes = {}, {}, {}, {}, {}
     for line in open(path, errors="replace"):
         if line.startswith("sfp-bench env "):
             env = kv(line)
@@ -81,6 +92,8 @@ def parse_log(path, smp, dur):
             count[wl] = kv(rest)
         elif phase == "profile" and "stderr:" not in rest and not rest.startswith("series "):
             profile[wl] = kv(rest)
+        elif phase == "writes" and "stderr:" not in rest:
+            writes[wl] = kv(rest)
         elif phase == "gate":
             for key, val in kv(rest).items():
                 m[f"{wl}.gate.{key}"] = num({key: val}, key)
@@ -124,6 +137,13 @@ def parse_log(path, smp, dur):
     s = num(perf.get(("pool", "task_tick_fair"), {}), "samples")
     m["pool.perf.total_samples"] = tot
     m["pool.perf.task_tick_fair"] = 100 * s / tot if tot and s is not None else None
+    for wl in ("rr", "pool"):
+        wr = writes.get(wl, {})
+        secs = num(wr, "seconds")
+        for key in ("root_tg_load_avg", "indicator"):
+            n = num(wr, key)
+            m[f"{wl}.writes.{key}"] = n
+            m[f"{wl}.writes.{key}_per_s"] = n / secs if n is not None and secs else None
     return m, series, env
 
 
@@ -204,6 +224,10 @@ def main():
         c, d = stats[("baseline", smp, "pool.tg_load_avg_changes")], stats[("patched", smp, "pool.tg_load_avg_changes")]
         print(f"  {smp} vCPUs: newly-idle attempts per idle entry baseline {fmt(a and a[1])} patched {fmt(b and b[1])}"
               f" (ratio {fmt(ratio(a, b))}); root tg_load_avg changes baseline {fmt(c and c[1])} patched {fmt(d and d[1])}")
+        e, f = stats[("baseline", smp, "pool.writes.root_tg_load_avg")], stats[("patched", smp, "pool.writes.root_tg_load_avg")]
+        g, h = stats[("patched", smp, "rr.writes.indicator")], stats[("patched", smp, "pool.writes.indicator")]
+        print(f"  {smp} vCPUs: writes to root_task_group.load_avg (pool, watchpoint) baseline {fmt(e and e[1])} patched {fmt(f and f[1])};"
+              f" indicator writes on patched rr {fmt(g and g[1])} pool {fmt(h and h[1])}")
     if args.check:
         sys.exit(check(data, stats, smps))
 
@@ -227,6 +251,15 @@ def check(data, stats, smps):
         bl, pt = med("baseline", "pool.tg_load_avg_changes"), med("patched", "pool.tg_load_avg_changes")
         if bl is not None and pt is not None and not (bl > 0 and pt == 0):
             problems.append(f"{smp} vCPUs: root tg_load_avg changes should be > 0 on baseline and 0 on patched (baseline {bl}, patched {pt})")
+        for wl in ("rr", "pool"):
+            bl, pt = med("baseline", f"{wl}.writes.root_tg_load_avg"), med("patched", f"{wl}.writes.root_tg_load_avg")
+            if pt is not None and pt != 0:
+                problems.append(f"{smp} vCPUs, {wl}: patched wrote root_task_group.load_avg {pt} times, expected 0")
+            if med("patched", f"{wl}.writes.indicator") is None:
+                problems.append(f"{smp} vCPUs, {wl}: no indicator write count on patched")
+        bl = med("baseline", "pool.writes.root_tg_load_avg")
+        if bl is not None and bl <= 0:
+            problems.append(f"{smp} vCPUs, pool: baseline never wrote root_task_group.load_avg under the watchpoint")
         for key in ("rr.idle_entries", "rr.tps", "pool.chunks_per_s", "pool.task_tick_fair.hits", "pool.perf.total_samples"):
             for k in KERNELS:
                 v = med(k, key)
@@ -372,6 +405,17 @@ def write_report(run, meta, smps, reps, stats, plots):
         e, f = stats[("baseline", smp, "pool.tg_load_avg_max")], stats[("patched", smp, "pool.tg_load_avg_max")]
         w(f"| root group load_avg updated ({smp} vCPUs) | never, with the patch | changes seen: {fmt(a and a[1])} -> {fmt(b and b[1])}; "
           f"largest value {fmt(e and e[1])} -> {fmt(f and f[1])} |")
+    for smp in smps:
+        a, b = stats[("baseline", smp, "pool.writes.root_tg_load_avg_per_s")], stats[("patched", smp, "pool.writes.root_tg_load_avg_per_s")]
+        c, d = stats[("baseline", smp, "pool.writes.root_tg_load_avg")], stats[("patched", smp, "pool.writes.root_tg_load_avg")]
+        w(f"| writes to root_task_group.load_avg's cache line, thread pool ({smp} vCPUs) | none, with the patch | "
+          f"{fmt(a and a[1])}/s -> {fmt(b and b[1])}/s (exact counts {fmt(c and c[1])} -> {fmt(d and d[1])}, watchpoint) |")
+    for smp in smps:
+        a, b = stats[("patched", smp, "rr.writes.indicator_per_s")], stats[("patched", smp, "pool.writes.indicator_per_s")]
+        c, d = stats[("patched", smp, "rr.writes.indicator")], stats[("patched", smp, "pool.writes.indicator")]
+        w(f"| writes to the overload indicator, patched ({smp} vCPUs) | only when its value changes | "
+          f"rr {fmt(a and a[1])}/s ({fmt(c and c[1])} writes), pool {fmt(b and b[1])}/s ({fmt(d and d[1])} writes); "
+          "baseline has no indicator |")
     w("")
     w("How to read these:")
     w("")
@@ -385,6 +429,10 @@ def write_report(run, meta, smps, reps, stats, plots):
       "guest has no PMU (its console: \"PMU not available due to virtualization, using software events only\"). " + (f"Here `task_tick_fair()` got {fmt(perf_max)}% of the samples at most, on both kernels; "
                              if perf_max is not None else "") +
       "the function profiler's time in it is the stand-in, and it is emulated time.")
+    w("- Write counts come from hardware watchpoints (perf breakpoint events on every CPU, set by "
+      "`bench/sfp_writes.c` on the addresses of `root_task_group.load_avg` and of CPU 0's "
+      "`rq->rd->overloaded`), in a third run of each workload: every write is counted, none "
+      "is inferred from a value read later. Per-second figures divide by emulated time.")
     w("- The seed's `task_tick_fair()` saving came from 16 sockets contending for the cache line of "
       "`root_task_group.load_avg`. A TCG guest on 2 host cores has no such contention, so a small time "
       "difference is what to expect; the exact result is that the root group's `load_avg` never changes "

@@ -118,7 +118,7 @@ CFGS=("$ROOT/kernel-config/base.config" "$ROOT/kernel-config/bench.config")
 GUEST_APPEND="sfp.dur=$DUR sched_verbose rcupdate.rcu_cpu_stall_suppress=1${BENCH_APPEND:+ $BENCH_APPEND}"
 
 stage_start "workload programs"
-for p in sfp_rr sfp_pool; do
+for p in sfp_rr sfp_pool sfp_writes; do
 	gcc -O2 -Wall -Werror -static -pthread -o "$B/bin/$p" "$ROOT/bench/$p.c" ||
 		die "cannot build bench/$p.c"
 done
@@ -128,7 +128,8 @@ stage_end
 # Each kernel is built by scripts/run.sh -r REF -n bench-KERNEL, in its own
 # worktree laid out like the main tree, so ccache serves the second build
 # from the first; later runs only rebuild what changed.
-GUEST_OPTS=(-F "${CFGS[0]}" -F "${CFGS[1]}" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool" --perf)
+GUEST_OPTS=(-F "${CFGS[0]}" -F "${CFGS[1]}" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool"
+	-b "$B/bin/sfp_writes" --perf)
 for k in baseline patched; do
 	stage_start "build $k (${REF[$k]})"
 	"$ROOT/scripts/run.sh" -r "${REF[$k]}" -n "bench-$k" "${GUEST_OPTS[@]}" --build-only ||
@@ -137,6 +138,13 @@ for k in baseline patched; do
 done
 kobj() { echo "$BUILD/wt/bench-$1/obj/bench-$1"; }
 ktree() { echo "$BUILD/wt/bench-$1/tree"; }
+# The offsets of the fields the write counter watches, as each kernel
+# lays them out, for the guest's command line (sfp.offsets=NAME:BYTES,...).
+declare -A OFFS=()
+for k in baseline patched; do
+	OFFS[$k]=$("$ROOT/scripts/kernel-offsets.sh" "$(kobj "$k")" | awk '{ printf "%s%s:%s", s, $1, $2; s = "," }') ||
+		die "cannot compute the field offsets of $k"
+done
 # The same options set on both sides; patched's tree also knows the
 # (unset) options of the test patches.
 setopts() { grep '^CONFIG_' "$1"; }
@@ -148,6 +156,7 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
 	printf 'append\t%s\n' "$GUEST_APPEND"
+	for k in baseline patched; do printf 'offsets_%s\t%s\n' "$k" "${OFFS[$k]}"; done
 	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
 	printf 'source\t%s\n' "$(wt_meta "$WT" source)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
@@ -171,7 +180,7 @@ retried=0
 boot_once() {
 	local log=$3
 	SMP=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 40 * DUR * $2)) QEMU_OPTS=$QOPTS \
-		APPEND="$GUEST_APPEND" \
+		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
 		"$ROOT/scripts/run.sh" -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
 		echo "boot failed ($(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot"))"

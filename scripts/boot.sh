@@ -65,7 +65,11 @@ mkdir -p "$LOGDIR"
 
 # oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
 # instead of leaving a dead guest to the timeout; it is a failure either way.
-CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup $APPEND"
+# initramfs_async=0: unpack the initramfs before the built-in KUnit suites
+# run, so that its "Freeing initrd memory" line cannot land inside their
+# KTAP on the console (between a suite's "KTAP version 1" and its
+# "# Subtest:" it made kunit.py parse misnumber a suite).
+CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 $APPEND"
 
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {

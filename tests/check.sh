@@ -329,7 +329,7 @@ if [ -z "$QUICK" ]; then
 
 	stage_start "bench: smoke A/B round"
 	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
-	grep -E '^\[|vCPUs: newly-idle|smoke check' "$CHK/bench_smoke.log" | sed 's/^/         /' || true
+	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check' "$CHK/bench_smoke.log" | sed 's/^/         /' || true
 	mkdir -p "$CHK/bench-used"
 	: >"$CHK/bench-used/earlier-run"
 	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"

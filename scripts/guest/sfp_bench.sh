@@ -1,6 +1,10 @@
 #!/bin/sh
-# sfp_bench: the guest side of scripts/bench.sh. Runs each workload twice:
+# sfp_bench: the guest side of scripts/bench.sh. Runs each workload three
+# times:
 #   count    alone, for throughput, latency and the exact counters
+#   writes   under write watchpoints (sfp_writes): every write to
+#            root_task_group.load_avg and to the root domain's overload
+#            indicator, counted; each write then traps, so nothing is timed
 #   profile  under the ftrace function profiler (calls and time in the
 #            functions below) and system-wide perf record (cpu-clock)
 # and prints every result as "sfp-bench WORKLOAD PHASE key=value..." lines.
@@ -14,6 +18,8 @@
 #   sfp.perffreq=HZ (500)
 #   sfp.features=FEAT[,FEAT...] (none): sched features to write first,
 #                e.g. NO_DELAY_DEQUEUE
+#   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]: field offsets of
+#                this kernel (scripts/kernel-offsets.sh), for sfp_writes
 set -u
 PATH=/bin:/usr/bin:/tests
 FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
@@ -27,6 +33,15 @@ RRWORK=$(arg sfp.rrwork 10000000)
 POOLWORK=$(arg sfp.poolwork 200000)
 FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
+OFFSETS=$(arg sfp.offsets '')
+WARGS=
+for o in $(echo "$OFFSETS" | tr ',' ' '); do
+	case $o in
+	tg_load_avg:*) WARGS="$WARGS -t ${o#*:}" ;;
+	rq_rd:*) WARGS="$WARGS -r ${o#*:}" ;;
+	rd_overloaded:*) WARGS="$WARGS -o ${o#*:}" ;;
+	esac
+done
 fail=0
 echo "KTAP version 1"
 echo "1..1"
@@ -111,6 +126,23 @@ count() {
 	gate "$wl"
 }
 
+# writes WORKLOAD COMMAND...: the workload under the write watchpoints.
+writes() {
+	wl=$1
+	shift
+	if [ -z "$WARGS" ]; then
+		problem "no sfp.offsets on the command line: cannot count writes"
+		return
+	fi
+	# shellcheck disable=SC2086 # WARGS is a list of options
+	if sfp_writes $WARGS -- "$@" >/tmp/out 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl writes /" /tmp/out
+	else
+		sed "s/^/sfp-bench $wl writes stderr: /" /tmp/err
+		problem "$wl failed under sfp_writes"
+	fi
+}
+
 # profile WORKLOAD COMMAND...: the workload under the profiler and perf.
 profile() {
 	wl=$1
@@ -145,6 +177,8 @@ if [ "$(arg sfp.trace 0)" = 1 ]; then
 fi
 count rr sfp_rr -d "$DUR" -w "$RRWORK"
 count pool sfp_pool -d "$DUR" -w "$POOLWORK"
+writes rr sfp_rr -d "$DUR" -w "$RRWORK"
+writes pool sfp_pool -d "$DUR" -w "$POOLWORK"
 sleep 1
 echo 1 >"$T/function_profile_enabled" || problem "cannot start the function profiler"
 sleep 1

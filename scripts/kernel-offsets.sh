@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Print the offsets of the scheduler fields that the benchmark's write
+# counter watches, as the built kernel lays them out. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG OBJ
+
+OBJ is a kernel build directory (O=) whose kernel/sched/fair.o is built.
+Compiles fair.c with a few offsetof() expressions appended, with exactly
+the command that built fair.o (its .fair.o.cmd), to assembly only, the
+way the kernel's asm-offsets are made (a few seconds per field), and
+prints one 'NAME OFFSET' line per field that this kernel has:
+  tg_load_avg    struct task_group, load_avg
+  rq_rd          struct rq, rd
+  rd_overloaded  struct root_domain, overloaded (absent without the series)
+The guest program bench/sfp_writes.c turns them into addresses.
+EOF
+}
+
+case ${1:-} in -h | --help) usage; exit 0 ;; '') usage >&2; exit 2 ;; esac
+OBJ=$1
+CMD=$OBJ/kernel/sched/.fair.o.cmd
+[ -f "$CMD" ] || die "no $CMD: build the kernel in $OBJ first"
+cmd=$(sed -n 's/^savedcmd_kernel\/sched\/fair\.o := //p' "$CMD" | sed 's/ ; .*//')
+case $cmd in *" -c -o kernel/sched/fair.o "*) ;; *) die "unexpected compile command in $CMD" ;; esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# offset NAME STRUCT FIELD
+offset() {
+	cat >"$tmp/$1.c" <<EOF
+#include "fair.c"
+#include <linux/kbuild.h>
+void sfp_offsets(void);
+void sfp_offsets(void)
+{
+	OFFSET(SFP_OFF, $2, $3);
+}
+EOF
+	local c=${cmd%% -c -o kernel/sched/fair.o *}
+	c=$(printf '%s' "$c" | sed 's/-Wp,-MMD,[^ ]*//')
+	if (cd "$OBJ" && eval "$c -S -o '$tmp/$1.s' '$tmp/$1.c'") 2>"$tmp/$1.err"; then
+		sed -n "s/.*->SFP_OFF [\$#]*\\([0-9]*\\) .*/$1 \\1/p" "$tmp/$1.s"
+	fi
+}
+out=$(offset tg_load_avg task_group load_avg
+	offset rq_rd rq rd
+	offset rd_overloaded root_domain overloaded)
+for f in tg_load_avg rq_rd; do
+	printf '%s\n' "$out" | grep -q "^$f " ||
+		die "could not compute the offset of $f with the command of $CMD: $(head -n 3 "$tmp/$f.err")"
+done
+printf '%s\n' "$out"
