@@ -69,7 +69,12 @@ mkdir -p "$LOGDIR"
 # run, so that its "Freeing initrd memory" line cannot land inside their
 # KTAP on the console (between a suite's "KTAP version 1" and its
 # "# Subtest:" it made kunit.py parse misnumber a suite).
-CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 $APPEND"
+# tsc=reliable: no clocksource watchdog. Under TCG on a loaded host it
+# once found the TSC "skewed" against the HPET and switched the guest to
+# the HPET clocksource, where every clock read is an emulated MMIO access:
+# the newly-idle kselftest, which reads the clock in its spin loops, then
+# made no progress until the boot timeout.
+CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable $APPEND"
 
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {

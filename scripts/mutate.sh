@@ -8,10 +8,11 @@ set -eu
 
 MUTANTS=$ROOT/tests/mutants
 BOOTS=5
+FROM_LOGS=
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-k BOOTS] [VARIANT]...
+Usage: $PROG [-k BOOTS] [--from-logs] [VARIANT]...
 
 Variants:
   patched     the control: 'patched' as it is; every test case must pass
@@ -25,6 +26,9 @@ Default: all of them.
   -k BOOTS    boot each variant BOOTS times (default $BOOTS). A mutant is
               'caught' only when every case on its expect: line fails in
               every boot; the control must pass everything in every boot.
+  --from-logs build and boot nothing: recompute the verdicts and the table
+              from the results of the boots an earlier run saved under
+              \$BUILD/mutate/NAME/bootN/ (after an expect: line changed)
 
 Each mutant file starts with two lines,
   mutant: what it changes
@@ -47,6 +51,7 @@ EOF
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
+	--from-logs) FROM_LOGS=1; shift ;;
 	-k)
 		BOOTS=${2:-}
 		case $BOOTS in '' | *[!0-9]* | 0) die "-k needs a number of boots, 1 or more (see --help)" ;; esac
@@ -92,8 +97,10 @@ for n in "${names[@]}"; do
 		args=(-r patched -p "$MUTANTS/$n.patch") ;;
 	esac
 	stage_start "variant $n: $what ($BOOTS boots)"
-	rm -rf "${OUT:?}/$n"
-	mkdir -p "$OUT/$n"
+	if [ -z "$FROM_LOGS" ]; then
+		rm -rf "${OUT:?}/$n"
+		mkdir -p "$OUT/$n"
+	fi
 	declare -A nfail=()
 	caught=0 noresult='' passed=0
 	for b in $(seq 1 "$BOOTS"); do
@@ -101,8 +108,9 @@ for n in "${names[@]}"; do
 		once=()
 		[ "$b" = 1 ] || once=(--boot-only)
 		run_rc=0
-		"$ROOT/scripts/run.sh" "${args[@]}" "${once[@]}" -n mutant -l "$log" \
-			>"$OUT/$n/boot$b.out" 2>&1 || run_rc=$?
+		[ -n "$FROM_LOGS" ] ||
+			"$ROOT/scripts/run.sh" "${args[@]}" "${once[@]}" -n mutant -l "$log" \
+				>"$OUT/$n/boot$b.out" 2>&1 || run_rc=$?
 		total=$(wc -l <"$log/results.tsv" 2>/dev/null || echo 0)
 		if [ "$total" = 0 ]; then
 			noresult="NO RESULT in boot $b (build or boot failed, exit $run_rc: see $OUT/$n/boot$b.out)"
@@ -152,7 +160,7 @@ done
 reasons=$MUTANTS/no-catcher.txt
 table=$OUT/table.md
 {
-	echo "Made by: scripts/mutate.sh -k $BOOTS${*:+ $*}"
+	echo "Made by: scripts/mutate.sh -k $BOOTS${FROM_LOGS:+ --from-logs}${*:+ $*}"
 	echo
 	echo "| variant | what | expected to fail | failed (boots, if not all) | verdict |"
 	echo "|---|---|---|---|---|"

@@ -66,6 +66,7 @@ selftests_patch "$BUILD/tree" "$OUT/selftests.patch"
 BASELINE_EXPECT="stress.root_tg_load_avg_zero
 stress.indicator_clear_after_stress
 sched_fastpath_root_tg.root_tg.root_group_load_avg_untouched
+sched_fastpath_root_tg.root_tg.cpu_offline_online
 sched_fastpath_newidle.newidle.light_load_skips_balance
 kselftest.selftests: sched: sched_fastpath_root_tg
 kselftest.selftests: sched: sched_fastpath_newidle"
