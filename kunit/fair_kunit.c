@@ -550,45 +550,43 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 	return flag;
 }
 
+/*
+ * A domain, root or child, with @flags, of two one-CPU groups, the local
+ * group first: {A} then {B}, or {B} then {A} with @b_local. B holds @nr_b
+ * tasks, A one; A's misfit_task_load reads @misfit during the pass. The
+ * flag is @flag before the pass; returns the flag after it.
+ */
+static bool sched_fair_test_two_groups(struct kunit *test, bool root, int flags, bool b_local,
+				       unsigned int nr_b, unsigned long misfit, bool flag)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	int local = b_local ? b : a, other = b_local ? a : b;
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, flags, local);
+
+	sched_fair_test_group(test, lb, local, -1);
+	sched_fair_test_group(test, lb, other, -1);
+	sched_fair_test_load(test, nr_b);
+	return sched_fair_test_pass(test, lb, nr_b, misfit, flag);
+}
+
 /* Root domain, groups {A} (local) and {B}: B idle, A with one task. */
 static void sched_fair_test_root_clears(struct kunit *test)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
-
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_load(test, 0);
-
-	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_pass(test, lb, 0, 0, true),
+	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_two_groups(test, true, 0, false, 0, 0, true),
 			       "a root-domain pass over CPUs with 1 and 0 tasks left the flag set");
 }
 
 /* Root domain, groups {A} (local) and {B}: B, a remote group, has two. */
 static void sched_fair_test_root_sets_for_remote_group(struct kunit *test)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
-
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_load(test, 2);
-
-	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_two_groups(test, true, 0, false, 2, 0, false),
 			      "a remote group whose CPU has two tasks did not set the flag");
 }
 
 /* Root domain, groups {B} (local, first) and {A} (last): B has two. */
 static void sched_fair_test_root_sets_for_local_group(struct kunit *test)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, b);
-
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_load(test, 2);
-
-	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_two_groups(test, true, 0, true, 2, 0, false),
 			      "the local group, first of two, has a CPU with two tasks: flag not set");
 }
 
@@ -611,27 +609,13 @@ static void sched_fair_test_one_task_per_cpu_not_overloaded(struct kunit *test)
 
 static void sched_fair_test_child_keeps_set(struct kunit *test)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, false, 0, a);
-
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_load(test, 0);
-
-	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_pass(test, lb, 0, 0, true),
+	KUNIT_EXPECT_TRUE_MSG(test, sched_fair_test_two_groups(test, false, 0, false, 0, 0, true),
 			      "a child-domain pass cleared the flag: it sees only part of the root domain");
 }
 
 static void sched_fair_test_child_keeps_clear(struct kunit *test)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, false, 0, a);
-
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_load(test, 2);
-
-	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_pass(test, lb, 2, 0, false),
+	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_two_groups(test, false, 0, false, 2, 0, false),
 			       "a child-domain pass wrote the flag; only the root domain pass may");
 }
 
@@ -642,15 +626,9 @@ static void sched_fair_test_child_keeps_clear(struct kunit *test)
 static bool sched_fair_test_misfit_pass(struct kunit *test, int flags,
 					unsigned long misfit, bool flag)
 {
-	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, flags, b);
-
 	if (sched_asym_cpucap_active())
 		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
-	sched_fair_test_group(test, lb, b, -1);
-	sched_fair_test_group(test, lb, a, -1);
-	sched_fair_test_load(test, 0);
-	return sched_fair_test_pass(test, lb, 0, misfit, flag);
+	return sched_fair_test_two_groups(test, true, flags, true, 0, misfit, flag);
 }
 
 static void sched_fair_test_misfit_sets(struct kunit *test)
