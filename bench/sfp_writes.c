@@ -104,7 +104,7 @@ static unsigned long long total(int *fd, int ncpus)
 int main(int argc, char **argv)
 {
 	long off_tg = -1, off_rd = -1, off_ovl = -1;
-	unsigned long tg, rq, pcpu0, rd = 0;
+	unsigned long tg, rq, pcpu, pcpu0, rd = 0;
 	int ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	int *tg_fd, *ovl_fd, opt, kfd, status;
 	double t0, t1;
@@ -124,13 +124,14 @@ int main(int argc, char **argv)
 	ovl_fd = calloc(ncpus, sizeof(int));
 	tg = ksym("root_task_group");
 	rq = ksym("runqueues");
-	if (!tg_fd || !ovl_fd || !tg || !rq || !ksym("__per_cpu_offset")) {
+	pcpu = ksym("__per_cpu_offset");
+	if (!tg_fd || !ovl_fd || !tg || !rq || !pcpu) {
 		fprintf(stderr, "sfp_writes: root_task_group, runqueues or __per_cpu_offset not in /proc/kallsyms\n");
 		return 1;
 	}
 	if (off_ovl >= 0) {
 		kfd = open("/proc/kcore", O_RDONLY);
-		if (kfd < 0 || kread(kfd, ksym("__per_cpu_offset"), &pcpu0) ||
+		if (kfd < 0 || kread(kfd, pcpu, &pcpu0) ||
 		    kread(kfd, pcpu0 + rq + off_rd, &rd) || !rd) {
 			fprintf(stderr, "sfp_writes: cannot read CPU 0's rq->rd through /proc/kcore: %s\n",
 				strerror(errno));

@@ -405,17 +405,19 @@ def write_report(run, meta, smps, reps, stats, plots):
         e, f = stats[("baseline", smp, "pool.tg_load_avg_max")], stats[("patched", smp, "pool.tg_load_avg_max")]
         w(f"| root group load_avg updated ({smp} vCPUs) | never, with the patch | changes seen: {fmt(a and a[1])} -> {fmt(b and b[1])}; "
           f"largest value {fmt(e and e[1])} -> {fmt(f and f[1])} |")
+    def med(k, smp, key):
+        st = stats[(k, smp, key)]
+        return fmt(st and st[1])
     for smp in smps:
-        a, b = stats[("baseline", smp, "pool.writes.root_tg_load_avg_per_s")], stats[("patched", smp, "pool.writes.root_tg_load_avg_per_s")]
-        c, d = stats[("baseline", smp, "pool.writes.root_tg_load_avg")], stats[("patched", smp, "pool.writes.root_tg_load_avg")]
+        tg = "pool.writes.root_tg_load_avg"
         w(f"| writes to root_task_group.load_avg's cache line, thread pool ({smp} vCPUs) | none, with the patch | "
-          f"{fmt(a and a[1])}/s -> {fmt(b and b[1])}/s (exact counts {fmt(c and c[1])} -> {fmt(d and d[1])}, watchpoint) |")
+          f"{med('baseline', smp, tg + '_per_s')}/s -> {med('patched', smp, tg + '_per_s')}/s "
+          f"(exact counts {med('baseline', smp, tg)} -> {med('patched', smp, tg)}, watchpoint) |")
     for smp in smps:
-        a, b = stats[("patched", smp, "rr.writes.indicator_per_s")], stats[("patched", smp, "pool.writes.indicator_per_s")]
-        c, d = stats[("patched", smp, "rr.writes.indicator")], stats[("patched", smp, "pool.writes.indicator")]
         w(f"| writes to the overload indicator, patched ({smp} vCPUs) | only when its value changes | "
-          f"rr {fmt(a and a[1])}/s ({fmt(c and c[1])} writes), pool {fmt(b and b[1])}/s ({fmt(d and d[1])} writes); "
-          "baseline has no indicator |")
+          + ", ".join(f"{wl} {med('patched', smp, wl + '.writes.indicator_per_s')}/s "
+                      f"({med('patched', smp, wl + '.writes.indicator')} writes)" for wl in ("rr", "pool"))
+          + "; baseline has no indicator |")
     w("")
     w("How to read these:")
     w("")

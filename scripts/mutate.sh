@@ -28,21 +28,24 @@ Default: all of them.
               every boot; the control must pass everything in every boot.
   --from-logs build and boot nothing: recompute the verdicts and the table
               from the results of the boots an earlier run saved under
-              \$BUILD/mutate/NAME/bootN/ (after an expect: line changed)
+              \$BUILD/mutate/NAME/N/ (after an expect: line changed)
 
 Each mutant file starts with two lines,
   mutant: what it changes
   expect: the test cases (suite.case) that must fail
 then the diff against 'patched'. Every variant is built once and booted by
-scripts/run.sh -r REF [-p PATCH] -n mutant (--boot-only after the first
-boot): one worktree and one build directory for all, so each build after
-the first only recompiles what the mutant touches.
+scripts/repeat.sh -o \$BUILD/mutate/NAME BOOTS -- -r REF [-p PATCH] -n mutant
+(one run.sh --build-only, then BOOTS run.sh --boot-only): one worktree and
+one build directory for all, so each build after the first only
+recompiles what the mutant touches. Per boot, repeat.sh's line (in
+\$BUILD/mutate/NAME.repeat) has the kselftests' light-load and control
+figures.
 
 Writes \$BUILD/mutate/table.md: one row per variant (the cases that failed,
 with in how many boots when not in all), then one row per test case of the
 control with the variants it catches; a case that catches nothing gives
 the reason listed in tests/mutants/no-catcher.txt, or is reported. Logs:
-\$BUILD/mutate/NAME/bootN/. Exit status 1 if a mutant is missed, the
+\$BUILD/mutate/NAME/N/. Exit status 1 if a mutant is missed, the
 control fails, or a case has neither a catcher nor a reason.
 Needs a prepared work tree (make prepare).
 EOF
@@ -97,23 +100,17 @@ for n in "${names[@]}"; do
 		args=(-r patched -p "$MUTANTS/$n.patch") ;;
 	esac
 	stage_start "variant $n: $what ($BOOTS boots)"
-	if [ -z "$FROM_LOGS" ]; then
-		rm -rf "${OUT:?}/$n"
-		mkdir -p "$OUT/$n"
-	fi
 	declare -A nfail=()
 	caught=0 noresult='' passed=0
+	run_rc=0
+	[ -n "$FROM_LOGS" ] ||
+		"$ROOT/scripts/repeat.sh" -o "$OUT/$n" "$BOOTS" -- "${args[@]}" -n mutant \
+			>"$OUT/$n.repeat" 2>&1 || run_rc=$?
 	for b in $(seq 1 "$BOOTS"); do
-		log=$OUT/$n/boot$b
-		once=()
-		[ "$b" = 1 ] || once=(--boot-only)
-		run_rc=0
-		[ -n "$FROM_LOGS" ] ||
-			"$ROOT/scripts/run.sh" "${args[@]}" "${once[@]}" -n mutant -l "$log" \
-				>"$OUT/$n/boot$b.out" 2>&1 || run_rc=$?
+		log=$OUT/$n/$b
 		total=$(wc -l <"$log/results.tsv" 2>/dev/null || echo 0)
 		if [ "$total" = 0 ]; then
-			noresult="NO RESULT in boot $b (build or boot failed, exit $run_rc: see $OUT/$n/boot$b.out)"
+			noresult="NO RESULT in boot $b (build or boot failed, exit $run_rc: see $OUT/$n.repeat and $log.out)"
 			say "$n boot $b: no result"
 			break
 		fi

@@ -7,15 +7,18 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-b BUSY] [N] [-- RUN-OPTIONS...]
+Usage: $PROG [-b BUSY] [-o DIR] [N] [-- RUN-OPTIONS...]
 
 Build the kernel that scripts/run.sh RUN-OPTIONS names (default: the main
 job's 'patched'; e.g. '-- -r baseline -n baseline' or
-'-- -r patched -p tests/mutants/no-newidle-gate.patch -n mutant'), then
-boot it N times (default 10) with run.sh --boot-only, and print per boot
+'-- -r patched -p tests/mutants/no-newidle-gate.patch -n mutant') with
+run.sh --build-only, then boot it N times (default 10) with run.sh
+--boot-only, and print per boot
 the pass/fail counts and the newly-idle attempts per idle entry that
 sched_fastpath_newidle measured, then the failures per test case.
-Logs: \$BUILD/logs/NAME-repeat/BOOT. Environment as for scripts/boot.sh.
+Logs: DIR/BOOT (default DIR \$BUILD/logs/NAME-repeat; emptied first).
+Environment as for scripts/boot.sh. scripts/mutate.sh boots each variant
+through this script.
 
   -b BUSY  run BUSY busy loops ('yes >/dev/null') on the host while the
            guests run: a host whose cores are shared, like a busy CI machine
@@ -25,10 +28,12 @@ EOF
 
 BUSY=0
 N=10
+OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
 	-b) BUSY=${2:?}; shift 2 ;;
+	-o) OUT=${2:?}; shift 2 ;;
 	--) shift; break ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*) N=$1; shift ;;
@@ -41,14 +46,13 @@ NAME=patched
 for ((i = 0; i < ${#RUN_ARGS[@]}; i++)); do
 	case ${RUN_ARGS[i]} in -n | --name) NAME=${RUN_ARGS[i + 1]:-} ;; esac
 done
-OUT=$BUILD/logs/$NAME-repeat
+OUT=${OUT:-$BUILD/logs/$NAME-repeat}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
 say "building (scripts/run.sh ${RUN_ARGS[*]})"
-"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" >"$OUT/build.out" 2>&1 ||
-	[ -s "$BUILD/logs/$NAME/results.tsv" ] ||
-	die "scripts/run.sh ${RUN_ARGS[*]} built nothing to boot (see $OUT/build.out)"
+"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --build-only >"$OUT/build.out" 2>&1 ||
+	die "scripts/run.sh ${RUN_ARGS[*]} --build-only failed (see $OUT/build.out)"
 
 busy_pids=
 stop_busy() {
