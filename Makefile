@@ -7,14 +7,18 @@ export BUILD
 all: run
 
 help:
+	@echo "Each target works on one kernel line: the line of KSRC's version (KSRC=path"
+	@echo "to a kernel tree or tarball), else LINE=X.Y, else 6.12. Lines: patches/*/."
+	@echo "A line's work tree, kernels and logs are in $(BUILD)/LINE/."
+	@echo
 	@echo "make [run]      prepare tree, apply series, build, boot, test, report"
-	@echo "make check      the project's whole test suite (what CI runs)"
+	@echo "make check      the project's whole test suite, every line (what CI runs)"
 	@echo "make check-quick  scripts and series checks only (no kernel build)"
 	@echo "make setup      install missing Debian packages (root)"
-	@echo "make prepare    only prepare the work tree ($(BUILD)/tree)"
+	@echo "make prepare    only prepare the work tree ($(BUILD)/LINE/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
 	@echo "make kunit [KUNIT_ARCH=x86_64]  the KUnit suites with the kernel's kunit.py run"
-	@echo "make mutate [MUTATE_BOOTS=5]  every mutant of tests/mutants/ and baseline, each"
+	@echo "make mutate [MUTATE_BOOTS=5]  every mutant of tests/mutants/LINE/ and baseline, each"
 	@echo "                booted MUTATE_BOOTS times; table of catching cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
@@ -24,10 +28,11 @@ help:
 	@echo "make stress [MIN=10] [STRESS_KERNELS=patched]  debug kernel: KUnit, kselftests,"
 	@echo "                then MIN minutes of hotplug, cgroup, affinity and fork stress"
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
-	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/bench/latest"
+	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
-	@echo "make clean      remove $(BUILD) except the work tree and its edits"
-	@echo "make clean-tree remove the work tree (refuses if it has uncommitted edits)"
+	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
+	@echo "                work tree and its edits"
+	@echo "make clean-tree remove every line's work tree (refuses if one has uncommitted edits)"
 
 setup:
 	scripts/setup.sh
@@ -82,11 +87,17 @@ bench: prepare
 bench-smoke: prepare
 	scripts/bench.sh --smoke
 
+# Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/logs $(BUILD)/check $(BUILD)/bench/smoke $(BUILD)/race $(BUILD)/stress $(BUILD)/mutate $(BUILD)/kunit $(BUILD)/wt
-	[ ! -d $(BUILD)/tree/.git ] || git -C $(BUILD)/tree worktree prune
+	@for d in $(sort $(patsubst %/tree/.git/HEAD,%,$(patsubst %/obj,%,$(wildcard $(BUILD)/*/tree/.git/HEAD $(BUILD)/*/obj)))); do \
+		echo "rm -rf $$d/{obj,logs,check,bench/smoke,race,stress,mutate,kunit,wt}"; \
+		rm -rf $$d/obj $$d/logs $$d/check $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/wt; \
+		[ ! -d $$d/tree/.git ] || git -C $$d/tree worktree prune; \
+	done
 
 clean-tree:
-	@if [ -d $(BUILD)/tree/.git ] && [ -n "$$(git -C $(BUILD)/tree status --porcelain --untracked-files=no)" ]; then \
-		echo "make: $(BUILD)/tree has uncommitted edits; commit or discard them first" >&2; exit 1; fi
-	rm -rf $(BUILD)/tree
+	@for t in $(patsubst %/.git/HEAD,%,$(wildcard $(BUILD)/*/tree/.git/HEAD)); do \
+		if [ -n "$$(git -C $$t status --porcelain --untracked-files=no)" ]; then \
+			echo "make: $$t has uncommitted edits; commit or discard them first" >&2; exit 1; fi; \
+	done; \
+	for t in $(wildcard $(BUILD)/*/tree); do echo "rm -rf $$t"; rm -rf $$t; done

@@ -11,17 +11,23 @@ usage() {
 	cat <<EOF
 Usage: $PROG [--check]
 
-kunit/ and selftests/ are the sources of truth for the series' test
-patches. This script lays them into a scratch worktree of the prepared work
-tree (\$BUILD/tree, branch 'series-base' + the prerequisite and feature
-patches), commits each
-with its COMMIT_MSG, and writes the patches with git format-patch
---zero-commit after the line
+kunit/ and selftests/ are the sources of truth for the test patches of
+every line's series (here line $LINE, patches/$LINE/; LINE=X.Y for
+another). The code is the same for every line but for one header per
+line, kunit/fair_kunit-LINE.h; a line whose tests differ has its own
+commit message, COMMIT_MSG-LINE beside COMMIT_MSG.
+
+This script lays them into a scratch worktree of the line's prepared
+work tree (\$BUILD/tree, branch 'series-base' + the prerequisite and
+feature patches), commits each with its message, and writes the patches
+with git format-patch --zero-commit after the line
   $MARK
-in patches/series (replacing the entries that followed it).
+in the line's series (replacing the entries that followed it).
 
   kunit/      fair_kunit.c -> kernel/sched/tests/fair_kunit.c,
-              (and the directory listed under SCHEDULER in MAINTAINERS)
+              fair_kunit-LINE.h -> kernel/sched/tests/fair_kunit.h (what
+              differs between lines: names, types, the paths a line has)
+              (and the directory listed under SCHEDULER in MAINTAINERS),
               .kunitconfig -> kernel/sched/tests/.kunitconfig,
               Kconfig      -> lib/Kconfig.debug, after SCHEDSTATS,
               and the #include at the end of kernel/sched/fair.c
@@ -76,6 +82,16 @@ base=$(git -C "$TMP/wt" rev-parse HEAD)
 
 W=$TMP/wt
 
+# commit_msg DIR: DIR/COMMIT_MSG-LINE where the line has its own
+# message (its tests differ), else DIR/COMMIT_MSG.
+commit_msg() {
+	if [ -f "$ROOT/$1/COMMIT_MSG-$LINE" ]; then
+		echo "$ROOT/$1/COMMIT_MSG-$LINE"
+	else
+		echo "$ROOT/$1/COMMIT_MSG"
+	fi
+}
+
 # maintainers_add AFTER LINE: list LINE under SCHEDULER, after AFTER.
 maintainers_add() {
 	awk -v after="$1" -v add="$2" '
@@ -91,6 +107,9 @@ maintainers_add() {
 # KUnit.
 mkdir -p "$W/kernel/sched/tests"
 cp "$ROOT/kunit/fair_kunit.c" "$W/kernel/sched/tests/fair_kunit.c"
+[ -f "$ROOT/kunit/fair_kunit-$LINE.h" ] ||
+	die "no kunit/fair_kunit-$LINE.h: every line has its own (see README, 'Adding a kernel line')"
+cp "$ROOT/kunit/fair_kunit-$LINE.h" "$W/kernel/sched/tests/fair_kunit.h"
 cp "$ROOT/kunit/.kunitconfig" "$W/kernel/sched/tests/.kunitconfig"
 printf '\n#ifdef CONFIG_SCHED_FAIR_KUNIT_TEST\n#include "tests/fair_kunit.c"\n#endif\n' >>"$W/kernel/sched/fair.c"
 awk -v snippet="$ROOT/kunit/Kconfig" '
@@ -102,17 +121,17 @@ mv "$TMP/Kconfig.debug" "$W/lib/Kconfig.debug"
 maintainers_add "F:	kernel/sched/" "F:	kernel/sched/tests/"
 # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
 git -C "$W" add -f kernel/sched/tests kernel/sched/fair.c lib/Kconfig.debug MAINTAINERS
-git -C "$W" commit -q -F "$ROOT/kunit/COMMIT_MSG"
+git -C "$W" commit -q -F "$(commit_msg kunit)"
 
 # kselftests.
 if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
-	(cd "$ROOT/selftests" && find . -type f ! -name COMMIT_MSG) | while read -r f; do
+	(cd "$ROOT/selftests" && find . -type f ! -name 'COMMIT_MSG*') | while read -r f; do
 		mkdir -p "$W/tools/testing/selftests/sched/$(dirname "$f")"
 		cp "$ROOT/selftests/$f" "$W/tools/testing/selftests/sched/$f"
 	done
 	maintainers_add "F:	kernel/sched/tests/" "F:	tools/testing/selftests/sched/"
 	git -C "$W" add -f tools/testing/selftests/sched MAINTAINERS
-	git -C "$W" commit -q -F "$ROOT/selftests/COMMIT_MSG"
+	git -C "$W" commit -q -F "$(commit_msg selftests)"
 fi
 
 mkdir -p "$TMP/out"

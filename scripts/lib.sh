@@ -2,13 +2,10 @@
 # Common helpers for sched-fastpath scripts. Sourced, never run.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
-PATCHES=${PATCHES:-$ROOT/patches}
 PROG=$(basename "$0")
-
-# Known-good sources, for error messages.
-# shellcheck disable=SC2034
-KNOWN_GOOD="Linux 6.12.117 (Debian linux-source-6.12 6.12.117-1~deb12u1)"
+PATCHES_TOP=$ROOT/patches
+# The line used when neither LINE nor KSRC says otherwise.
+DEFAULT_LINE=6.12
 
 die() {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
@@ -48,8 +45,74 @@ is_kernel_tree() {
 
 # kernel_version DIR: "6.12.117" from the top-level Makefile.
 kernel_version() {
+	makefile_version <"$1/Makefile"
+}
+
+# makefile_version: "6.12.117" from a top-level kernel Makefile on stdin.
+makefile_version() {
 	awk '/^VERSION =/ {v=$3} /^PATCHLEVEL =/ {p=$3} /^SUBLEVEL =/ {s=$3}
-	     /^EXTRAVERSION =/ {e=$3} END {printf "%s.%s.%s%s\n", v, p, s, e}' "$1/Makefile"
+	     /^EXTRAVERSION =/ {e=$3} END {if (v != "") printf "%s.%s.%s%s\n", v, p, s, e}'
+}
+
+# source_version SRC: the version of a kernel source directory, git
+# checkout or tarball, without extracting it (empty if none is found).
+source_version() {
+	local top
+	if [ -d "$1" ]; then
+		[ ! -f "$1/Makefile" ] || makefile_version <"$1/Makefile"
+	elif [ -f "$1" ]; then
+		top=$(tar -tf "$1" 2>/dev/null | head -n 1) || true
+		top=${top%%/*}
+		[ -z "$top" ] || tar -xOf "$1" --occurrence=1 "$top/Makefile" 2>/dev/null | makefile_version
+	fi
+}
+
+# lines: the kernel lines the project has a series for, patches/X.Y/series.
+lines() {
+	local s
+	for s in "$PATCHES_TOP"/*/series; do
+		[ -f "$s" ] || continue
+		s=${s%/series}
+		printf '%s\n' "${s##*/}"
+	done | sort -V | tr '\n' ' ' | sed 's/ $//'
+}
+
+# select_line: set LINE (say 6.1), the series directory PATCHES, the build
+# directory BUILD, the line's default source DEFAULT_SRC and KNOWN_GOOD.
+# LINE comes from the environment, else from the version of $KSRC, else
+# it is DEFAULT_LINE (LINE_FROM says which). A source that does not exist or has no version is
+# left to the caller to report; a version with no line stops here.
+# BUILD is \$BUILD/LINE (default build/LINE): every line has its own work
+# tree, kernels and logs. Scripts that call scripts inherit LINE and BUILD.
+select_line() {
+	local v
+	if [ -n "${LINE:-}" ]; then
+		LINE_FROM=${LINE_FROM:-LINE}
+	else
+		LINE_FROM=default
+		v=
+		[ -z "${KSRC:-}" ] || [ ! -e "$KSRC" ] || v=$(source_version "$KSRC")
+		if [ -n "$v" ]; then
+			LINE=$(echo "$v" | cut -d. -f1-2)
+			LINE_FROM=KSRC
+			[ -f "$PATCHES_TOP/$LINE/series" ] ||
+				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); LINE=X.Y forces one, see README 'Adding a kernel line'"
+		else
+			LINE=$DEFAULT_LINE
+		fi
+	fi
+	[ -f "$PATCHES_TOP/$LINE/series" ] ||
+		die "LINE=$LINE: no series patches/$LINE/series; lines are $(lines)"
+	PATCHES=${PATCHES:-$PATCHES_TOP/$LINE}
+	if [ "${SFP_LINE_BUILD:-}" != "${BUILD:-}" ] || [ -z "${BUILD:-}" ]; then
+		BUILD=${BUILD:-$ROOT/build}/$LINE
+	fi
+	SFP_LINE_BUILD=$BUILD
+	# shellcheck disable=SC2034 # used by the scripts that source this file
+	DEFAULT_SRC=/usr/src/linux-source-$LINE.tar.xz
+	KNOWN_GOOD=$(sed -n 's/^# known good: //p' "$PATCHES_TOP/$LINE/series" | head -n 1)
+	KNOWN_GOOD=${KNOWN_GOOD:-Linux $LINE.y}
+	export LINE LINE_FROM BUILD SFP_LINE_BUILD
 }
 
 # load_series: read patches/series into three arrays, in order:
@@ -177,3 +240,5 @@ selftests_patch() {
 	git -C "$1" diff baseline patched -- tools/testing/selftests >"$2"
 	[ -s "$2" ] || die "'patched' adds no kselftests to 'baseline' in $1"
 }
+
+select_line

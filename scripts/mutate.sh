@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Build and test the mutants of tests/mutants/ (patched with one mechanism
+# Build and test the mutants of tests/mutants/LINE/ (patched with one mechanism
 # removed or changed) and the baseline kernel with the kselftests, several
 # boots each, and print which test cases catch each. See --help.
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-MUTANTS=$ROOT/tests/mutants
+MUTANTS=$ROOT/tests/mutants/$LINE
 BOOTS=5
 FROM_LOGS=
 
@@ -18,7 +18,7 @@ Variants:
   patched     the control: 'patched' as it is; every test case must pass
   baseline    'baseline' (both features backed out) + the series'
               kselftests: the mechanism tests must fail
-  NAME        'patched' + tests/mutants/NAME.patch, e.g.
+  NAME        'patched' + tests/mutants/LINE/NAME.patch, e.g.
 $(for m in "$MUTANTS"/*.patch; do printf '                %s\n' "$(basename "$m" .patch)"; done | head -n 6)
               ($(set -- "$MUTANTS"/*.patch; echo $#) mutants in all)
 Default: all of them.
@@ -44,7 +44,7 @@ figures.
 Writes \$BUILD/mutate/table.md: one row per variant (the cases that failed,
 with in how many boots when not in all), then one row per test case of the
 control with the variants it catches; a case that catches nothing gives
-the reason listed in tests/mutants/no-catcher.txt, or is reported. Logs:
+the reason listed in tests/mutants/LINE/no-catcher.txt, or is reported. Logs:
 \$BUILD/mutate/NAME/N/. Exit status 1 if a mutant is missed, the
 control fails, or a case has neither a catcher nor a reason.
 Needs a prepared work tree (make prepare).
@@ -71,8 +71,8 @@ if [ ${#names[@]} = 0 ]; then
 fi
 for n in "${names[@]}"; do
 	case $n in patched | baseline) continue ;; esac
-	[ -f "$MUTANTS/$n.patch" ] || die "unknown variant '$n': no tests/mutants/$n.patch (see --help)"
-	grep -q '^expect: .' "$MUTANTS/$n.patch" || die "tests/mutants/$n.patch has no 'expect:' line"
+	[ -f "$MUTANTS/$n.patch" ] || die "unknown variant '$n': no tests/mutants/$LINE/$n.patch (see --help)"
+	grep -q '^expect: .' "$MUTANTS/$n.patch" || die "tests/mutants/$LINE/$n.patch has no 'expect:' line"
 done
 
 WT=$BUILD/tree
@@ -170,7 +170,7 @@ table=$OUT/table.md
 			by=${catches[$c]:-}
 			if [ -z "$by" ]; then
 				why=$(awk -v c="$c" 'index($0, c ": ") == 1 { print substr($0, length(c) + 3) }' "$reasons" 2>/dev/null)
-				if [ -n "$why" ]; then by="none: $why"; else by="NONE, and no reason in tests/mutants/no-catcher.txt"; fi
+				if [ -n "$why" ]; then by="none: $why"; else by="NONE, and no reason in tests/mutants/$LINE/no-catcher.txt"; fi
 			fi
 			echo "| $c | $by |"
 		done

@@ -17,15 +17,21 @@ Make a git work tree with these branches from one kernel source:
                'git am' of the series applies onto
   baseline     series-base + the series' prerequisite fixes: the kernel
                without the features, the 'A' side of every A/B comparison
-  patched      series-base + 'git am' of patches/series (checked out)
+  patched      series-base + 'git am' of the series (checked out)
 
-patches/series has up to three sections, each opened by a comment line:
+The series is patches/LINE/series (here patches/$LINE/series): LINE is
+the kernel line of \$KSRC (6.1.192 is on line 6.1), else \$LINE, else
+$DEFAULT_LINE. Lines with a series: $(lines).
+
+The series file has up to three sections, each opened by a comment line:
 '# prerequisites' (fixes both kernels need: one the source already
 contains is skipped, never backed out), '# features' (backed out of a
 source that contains them) and '# generated' (the test patches).
 
 SOURCE is a kernel git checkout, a kernel source directory or a source
-tarball (default: \$KSRC, else $DEFAULT_SRC).
+tarball (default: \$KSRC, else $DEFAULT_SRC, Debian's
+linux-source-$LINE). A SOURCE on another line than \$LINE is refused
+unless LINE was given.
 The source itself is never modified: a git checkout is cloned (--shared),
 anything else is copied or extracted under the build folder.
 
@@ -39,7 +45,6 @@ applies) or neither (context drifted). 'Neither' stops with the patch, the
 file and the first failing hunk, and leaves nothing behind.
 EOF
 }
-DEFAULT_SRC=/usr/src/linux-source-6.12.tar.xz
 SRC=${KSRC:-}
 WT=$BUILD/tree
 while [ $# -gt 0 ]; do
@@ -59,10 +64,17 @@ export GIT_COMMITTER_NAME=sched-fastpath GIT_COMMITTER_EMAIL=sched-fastpath@exam
 # --- the source -------------------------------------------------------------
 [ -e "$SRC" ] || {
 	[ "$SRC" = "$DEFAULT_SRC" ] &&
-		die "$SRC not found: install linux-source-6.12 (make setup) or set KSRC=/path/to/linux"
+		die "$SRC not found: install linux-source-$LINE (make setup) or set KSRC=/path/to/linux"
 	die "kernel source '$SRC' does not exist"
 }
 SRC=$(realpath "$SRC")
+# The series must be the source's line, unless LINE forced it.
+v=$(source_version "$SRC")
+if [ -n "$v" ] && [ "$(echo "$v" | cut -d. -f1-2)" != "$LINE" ]; then
+	[ "$LINE_FROM" = LINE ] ||
+		die "'$SRC' is Linux $v, not on the $LINE line: give it as KSRC=$SRC, and the line follows the source (lines: $(lines)), or force one with LINE=X.Y"
+	say "LINE=$LINE: the $LINE series on Linux $v, as asked"
+fi
 case $SRC/ in
 "$(realpath -m "$WT")"/*) die "the source '$SRC' is inside the work tree '$WT'" ;;
 esac

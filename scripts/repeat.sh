@@ -11,7 +11,7 @@ Usage: $PROG [-b BUSY] [-o DIR] [N] [-- RUN-OPTIONS...]
 
 Build the kernel that scripts/run.sh RUN-OPTIONS names (default: the main
 job's 'patched'; e.g. '-- -r baseline -n baseline' or
-'-- -r patched -p tests/mutants/no-newidle-gate.patch -n mutant') with
+'-- -r patched -p tests/mutants/6.12/no-newidle-gate.patch -n mutant') with
 run.sh --build-only, then boot it N times (default 10) with run.sh
 --boot-only, and print per boot
 the pass/fail counts and the newly-idle attempts per idle entry that

@@ -16,7 +16,8 @@ Usage: $PROG [--check]
 
 Make sure these Debian packages are installed:
   $(echo "$PKGS" | tr '\n' ' ')
-and linux-source-6.12 when KSRC is not set (it is the default kernel source).
+and, when KSRC is not set, linux-source-LINE of every line the project has
+($(lines)): each line's default kernel source, all used by make check.
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
 EOF
@@ -30,7 +31,9 @@ case ${1:-} in
 *) die "unknown argument '$1' (see --help)" ;;
 esac
 
-[ -n "${KSRC:-}" ] || PKGS="$PKGS linux-source-6.12"
+if [ -z "${KSRC:-}" ]; then
+	for l in $(lines); do PKGS="$PKGS linux-source-$l"; done
+fi
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
 missing=
 for p in $PKGS; do

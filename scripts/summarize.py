@@ -59,7 +59,7 @@ def main():
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     width = max([len(f"{r[1]}.{r[2]}") for r in rows] + [20])
     print(f"\n{args.title}")
-    print(f"  {'source':8} {'suite.test':{width}} result")
+    print(f"  {'source':13} {'suite.test':{width}} result")
     if args.no_skips:
         rows = [r[:3] + ("FAIL", "skipped, but this guest should meet every prerequisite")
                 if r[3] == "SKIP" else r for r in rows]
@@ -67,7 +67,7 @@ def main():
         shown = {"PASS": "pass", "SKIP": "skip"}.get(status, "FAIL")
         counts[{"pass": "PASS", "skip": "SKIP"}.get(shown, "FAIL")] += 1
         extra = f"  ({note})" if note else ""
-        print(f"  {source:8} {suite + '.' + test:{width}} {shown}{extra}")
+        print(f"  {source:13} {suite + '.' + test:{width}} {shown}{extra}")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             for r in rows:

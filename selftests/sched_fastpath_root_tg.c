@@ -9,7 +9,8 @@
  *
  * CPU hotplug: with a busy task of the child group on every CPU, taking
  * the last CPU offline takes that CPU's contribution out of the child
- * group's tg_load_avg (clear_tg_load_avg()), and putting it back online
+ * group's tg_load_avg (since v6.8 clear_tg_load_avg() does, before that
+ * the update as its task migrates away), and putting it back online
  * brings a contribution back; the root group's stay 0 throughout. The
  * check is that the group's tg_load_avg matches the sum of the online
  * CPUs' tg_load_avg_contrib within 10%: a contribution left behind by the

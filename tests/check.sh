@@ -9,15 +9,16 @@ usage() {
 Usage: $PROG [--quick]
 
 Run the project's whole test suite and end with 'N passed, N failed':
-  1. the series: prepare the work tree, checkpatch --strict, the
+  1. the series of every line (patches/LINE/: $(lines)): prepare the
+     line's work tree from its default source, checkpatch --strict, the
      generated patches match kunit/ and selftests/, the feature patches
      reproduce the source's kernel/sched/ byte for byte;
   2. the scripts: shellcheck, --help, and every bad input (no tree, not a
      kernel tree, dirty user tree, a tree where a patch is 'neither',
      missing package, QEMU not installed) gives a one-line error and leaves
      the user's tree (git status, HEAD) untouched;
-  3. the main job (scripts/run.sh): build, boot, KUnit and kselftests in
-     the guest;
+  3. the main job (scripts/run.sh) on every line: build, boot, KUnit and
+     kselftests in the guest;
   4. the guest watchdog: a guest that hangs and one that panics are
      reported as failures;
   5. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
@@ -28,7 +29,10 @@ Run the project's whole test suite and end with 'N passed, N failed':
      avg_vruntime() call without patch 1 and stays quiet with it, where
      the KUnit suites and kselftests pass too), then a 20 s stress phase
      (scripts/stress.sh -S 20).
---quick runs 1 and 2 only (no kernel build). Wall time is printed per stage.
+--quick runs 1 and 2 only (no kernel build). Wall time is printed per
+stage. Steps 4 to 6 test the harness and the 6.12 line's race fix and
+run on the default line only. Results of line-specific checks carry the
+line: suite check-6.1, source 6.1/kunit, and so on.
 EOF
 }
 
@@ -40,7 +44,10 @@ case ${1:-} in
 *) die "unknown argument '$1' (see --help)" ;;
 esac
 
-CHK=$BUILD/check
+# lib.sh made BUILD the default line's directory; each line has its own.
+BUILD_TOP=${BUILD%/"$LINE"}
+DEFAULT=$LINE
+CHK=$BUILD_TOP/check
 rm -rf "$CHK"
 mkdir -p "$CHK"
 RESULTS=$CHK/results.tsv
@@ -48,19 +55,37 @@ RESULTS=$CHK/results.tsv
 export STAGE_TIMES=$CHK/stage-times.tsv
 : >"$STAGE_TIMES"
 
-# t NAME CMD...: one test case; its output goes to $CHK/NAME.log.
+# t NAME CMD...: one test case of suite $SUITE; its output goes to
+# $CHK/$SUITE.NAME.log.
+SUITE=check
 t() {
-	local name=$1 rc=0
+	local name=$1 rc=0 log=$CHK/$SUITE.$1.log
 	shift
-	"$@" >"$CHK/$name.log" 2>&1 || rc=$?
+	"$@" >"$log" 2>&1 || rc=$?
 	if [ "$rc" = 0 ]; then
-		printf 'project\tcheck\t%s\tPASS\t\n' "$name" >>"$RESULTS"
-		printf '  ok     %s\n' "$name"
+		printf 'project\t%s\t%s\tPASS\t\n' "$SUITE" "$name" >>"$RESULTS"
+		printf '  ok     %s.%s\n' "$SUITE" "$name"
 	else
-		printf 'project\tcheck\t%s\tFAIL\tsee %s\n' "$name" "$CHK/$name.log" >>"$RESULTS"
-		printf '  FAILED %s\n' "$name"
-		sed 's/^/         | /' "$CHK/$name.log" | tail -n 15
+		printf 'project\t%s\t%s\tFAIL\tsee %s\n' "$SUITE" "$name" "$log" >>"$RESULTS"
+		printf '  FAILED %s.%s\n' "$SUITE" "$name"
+		sed 's/^/         | /' "$log" | tail -n 15
 	fi
+}
+
+# on_line LINE CMD...: CMD for the kernel line LINE, from its default
+# source (patches/LINE/series, $BUILD_TOP/LINE).
+on_line() {
+	local l=$1
+	shift
+	env -u KSRC LINE="$l" LINE_FROM=LINE BUILD="$BUILD_TOP" "$@"
+}
+
+# use_line LINE: the series, work tree and suite name of LINE here.
+use_line() {
+	PATCHES=$PATCHES_TOP/$1
+	WT=$BUILD_TOP/$1/tree
+	SUITE=check-$1
+	load_series
 }
 
 # expect_error PATTERN CMD...: CMD fails with one 'error:' line matching
@@ -93,17 +118,19 @@ unchanged() {
 	echo "user tree unchanged: $(git -C "$dir" rev-parse --short HEAD), $(git -C "$dir" status --porcelain | wc -l) modified"
 }
 
-# A small kernel-like git tree: the files of the source (the work tree's
-# 'base') that the series touches, enough for it to apply.
+# mini_tree DIR [WT]: a small kernel-like git tree, the files of the
+# source (the work tree's 'base', WT or the default line's) that the
+# series touches, enough for it to apply.
 mini_tree() {
-	local dir=$1
+	local dir=$1 wt=${2:-$WT} src
+	src=$CHK/mini-src-$(basename "$(dirname "$wt")")
 	mkdir -p "$dir"
-	if [ ! -d "$CHK/mini-src" ]; then
-		mkdir -p "$CHK/mini-src"
-		git -C "$WT" archive base Makefile MAINTAINERS kernel/sched lib/Kconfig.debug \
-			tools/testing/selftests/sched | tar -x -C "$CHK/mini-src"
+	if [ ! -d "$src" ]; then
+		mkdir -p "$src"
+		git -C "$wt" archive base Makefile MAINTAINERS kernel/sched lib/Kconfig.debug \
+			tools/testing/selftests/sched | tar -x -C "$src"
 	fi
-	cp -a "$CHK/mini-src"/. "$dir"/
+	cp -a "$src"/. "$dir"/
 	git -C "$dir" init -q -b main
 	git -C "$dir" add -A
 	git -C "$dir" -c user.name=t -c user.email=t@t commit -q -m "user commit"
@@ -150,9 +177,6 @@ check_reproduces() {
 	git -C "$wt" diff --stat base patched -- kernel/sched
 }
 
-load_series
-stage_start "series: prepare, checkpatch, reproduce the source"
-t prepare_work_tree "$ROOT/scripts/prepare-tree.sh"
 # checkpatch --strict on every patch. A prerequisite is a backport and
 # carries its upstream id ('commit <40 hex> upstream.'); the work tree,
 # made from a tarball, has no upstream history to look it up in, so that
@@ -181,10 +205,19 @@ checkpatch_all() {
 	done
 	return "$bad"
 }
-t checkpatch_strict checkpatch_all
-t series_reproduces_source check_reproduces "$WT"
-t test_patches_match_sources "$ROOT/scripts/gen-test-patches.sh" --check
-stage_end
+for l in $(lines); do
+	stage_start "series $l: prepare, checkpatch, reproduce the source"
+	use_line "$l"
+	t prepare_work_tree on_line "$l" "$ROOT/scripts/prepare-tree.sh"
+	grep -E 'work tree (ready|.* is up to date)' "$CHK/$SUITE.prepare_work_tree.log" | sed 's/^/         /' || true
+	t checkpatch_strict checkpatch_all
+	t series_reproduces_source check_reproduces "$WT"
+	grep -E '^(kernel/sched/ of|intended)' "$CHK/$SUITE.series_reproduces_source.log" | sed 's/^/         /' || true
+	t test_patches_match_sources on_line "$l" "$ROOT/scripts/gen-test-patches.sh" --check
+	stage_end
+done
+use_line "$DEFAULT"
+SUITE=check
 
 stage_start "project: scripts and bad input"
 need shellcheck shellcheck
@@ -230,6 +263,33 @@ if [ -d "$WT/.git" ]; then
 	}
 	t patch_neither_applies_nor_contained unchanged "$CHK/drift" neither
 
+	# The line follows the source's version, and a version with no line
+	# is refused with the lines there are.
+	mini_tree "$CHK/line510"
+	sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/' "$CHK/line510/Makefile"
+	git -C "$CHK/line510" -c user.name=t -c user.email=t@t commit -q -am "5.10"
+	t line_without_series_refused unchanged "$CHK/line510" expect_error \
+		"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $(lines)" \
+		env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
+	t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $(lines)" \
+		env LINE=4.19 "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-419"
+	if [ -d "$BUILD_TOP/6.1/tree/.git" ]; then
+		mini_tree "$CHK/line61" "$BUILD_TOP/6.1/tree"
+		line61() {
+			# -s does not choose the line: a 6.1 source on the 6.12 line is refused...
+			expect_error "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=" \
+				env -u KSRC LINE=6.12 LINE_FROM=default "$ROOT/scripts/prepare-tree.sh" \
+				-s "$CHK/line61" -o "$CHK/wt-61" || return 1
+			# ...KSRC does, and the 6.1 series applies to it
+			env -u LINE -u LINE_FROM KSRC="$CHK/line61" "$ROOT/scripts/prepare-tree.sh" \
+				-o "$CHK/wt-61" || return 1
+			git -C "$CHK/wt-61" log --oneline base..patched
+			[ "$(git -C "$CHK/wt-61" log --format=%s base..patched | grep -c .)" = 6 ] ||
+				{ echo "expected 2 back-outs and 4 patches of the 6.1 series"; return 1; }
+		}
+		t line_follows_the_source unchanged "$CHK/line61" line61
+	fi
+
 	mini_tree "$CHK/good"
 	good() {
 		env KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
@@ -255,7 +315,7 @@ path_without() {
 	echo "$dir"
 }
 t missing_package expect_error "ccache not found: install the Debian package 'ccache'" \
-	env PATH="$(path_without ccache)" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src" -o "$CHK/obj-x"
+	env PATH="$(path_without ccache)" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
 : >"$CHK/fake-bzImage"
 : >"$CHK/fake-initrd"
 t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
@@ -266,9 +326,9 @@ t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Deb
 # A series that names a file that is not there stops before anything is
 # applied or recorded: for a new work tree and for a prepared one.
 mkdir -p "$CHK/patches-broken"
-cp "$ROOT"/patches/* "$CHK/patches-broken/"
+cp "$PATCHES_TOP/$DEFAULT"/* "$CHK/patches-broken/"
 awk '{ print } /\.patch$/ && !done { print "0009-not-there.patch"; done = 1 }' \
-	"$ROOT/patches/series" >"$CHK/patches-broken/series"
+	"$PATCHES_TOP/$DEFAULT/series" >"$CHK/patches-broken/series"
 wt_state() {
 	git -C "$1" for-each-ref --format='%(refname) %(objectname)'
 	git -C "$1" notes --ref=sfp list
@@ -294,14 +354,25 @@ stage_end
 
 
 if [ -z "$QUICK" ]; then
-	# The main job. Its own stages (build, guest, boot, tests) print their
-	# wall times; its results are merged below.
-	run_rc=0
-	"$ROOT/scripts/run.sh" || run_rc=$?
-	if [ ! -s "$BUILD/logs/patched/results.tsv" ]; then
-		printf 'project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$run_rc" >>"$RESULTS"
-	fi
-	cat "$BUILD/logs/patched/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
+	# The main job on every line. Its own stages (build, guest, boot,
+	# tests) print their wall times; its results are merged below, the
+	# source column saying the line.
+	for l in $(lines); do
+		run_rc=0
+		t0=$(date +%s)
+		src=/usr/src/linux-source-$l.tar.xz
+		echo "==> main job, line $l: Linux $(source_version "$src") from $src"
+		on_line "$l" "$ROOT/scripts/run.sh" || run_rc=$?
+		lres=$BUILD_TOP/$l/logs/patched/results.tsv
+		if [ -s "$lres" ]; then
+			awk -F'\t' -v OFS='\t' -v l="$l" '{ $1 = l "/" $1; print }' "$lres" >>"$CHK/main-job.tsv"
+		else
+			printf '%s/project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$l" "$run_rc" >>"$RESULTS"
+		fi
+		sed "s/^/line $l: /" "$BUILD_TOP/$l/logs/patched/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
+		printf 'main job, line %s\t%s\n' "$l" "$(($(date +%s) - t0))" >>"$STAGE_TIMES"
+		echo "<== main job, line $l: $(($(date +%s) - t0))s"
+	done
 
 	stage_start "watchdog: hang and panic"
 	KIMG=$BUILD/obj/patched/arch/x86/boot/bzImage
@@ -329,7 +400,7 @@ if [ -z "$QUICK" ]; then
 
 	stage_start "bench: smoke A/B round"
 	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
-	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check' "$CHK/bench_smoke.log" | sed 's/^/         /' || true
+	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
 	mkdir -p "$CHK/bench-used"
 	: >"$CHK/bench-used/earlier-run"
 	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"
@@ -339,12 +410,12 @@ if [ -z "$QUICK" ]; then
 	t race_lockdep_check "$ROOT/scripts/race.sh" --lockdep-only
 	grep -E '^\| (unfixed|fixed) ' "$BUILD/race/report.md" | sed 's/^/         /' || true
 	t stress_short "$ROOT/scripts/stress.sh" -S 20
-	grep -E 'stress.sh: patched' "$CHK/stress_short.log" | sed 's/^/         /' || true
+	grep -E 'stress.sh: patched' "$CHK/check.stress_short.log" | sed 's/^/         /' || true
 	stage_end
 fi
 
 echo
 echo "stage times (wall):$(awk -F'\t' '{ printf " %s %ss;", $1, $2 }' "$STAGE_TIMES")"
 args=(--tsv "$RESULTS")
-[ -n "$QUICK" ] || args+=(--tsv "$BUILD/logs/patched/results.tsv")
+[ -n "$QUICK" ] || args+=(--tsv "$CHK/main-job.tsv")
 python3 "$ROOT/scripts/summarize.py" --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"

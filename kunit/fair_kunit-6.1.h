@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What fair_kunit.c needs from the kernel line it is built in: Linux
+ * 6.1.y. The same fair_kunit.c is kept for other lines, each with its
+ * own copy of this header.
+ *
+ *  - The overload indicator is int root_domain::overload, read and
+ *    written directly; update_sd_lb_stats() stores the recomputed value
+ *    without reading it first, so only add_nr_running()'s writes are
+ *    counted as writes on change (SFT_STORE_READS_FIRST is 0).
+ *  - There is no clear_tg_load_avg() and no rate limit in
+ *    update_tg_load_avg(): their cases are left out.
+ *  - KUnit has no deferred actions: a KUnit resource whose free function
+ *    runs the action stands in for them. A case is aborted with
+ *    KUNIT_ASSERT_FAILURE().
+ */
+#ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
+#define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
+
+#define SFT_RD_FLAG		overload
+#define SFT_STORE_READS_FIRST	0
+#define SFT_HAVE_CLEAR		0
+#define SFT_HAVE_RATE_LIMIT	0
+#define SFT_FAIL_AND_ABORT	KUNIT_ASSERT_FAILURE
+
+static bool sched_fair_test_get(struct root_domain *rd)
+{
+	return READ_ONCE(rd->overload);
+}
+
+static void sched_fair_test_set(struct root_domain *rd, bool flag)
+{
+	WRITE_ONCE(rd->overload, flag);
+}
+
+struct sched_fair_test_deferred {
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static int sched_fair_test_deferred_init(struct kunit_resource *res, void *context)
+{
+	res->data = context;
+	return 0;
+}
+
+static void sched_fair_test_deferred_run(struct kunit_resource *res)
+{
+	struct sched_fair_test_deferred *d = res->data;
+
+	d->fn(d->ctx);
+}
+
+/* Run @fn(@ctx) when the case ends, pass or fail; at once on error. */
+static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
+{
+	struct sched_fair_test_deferred *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+
+	if (d) {
+		d->fn = fn;
+		d->ctx = ctx;
+		if (kunit_alloc_resource(test, sched_fair_test_deferred_init,
+					 sched_fair_test_deferred_run, GFP_KERNEL, d))
+			return 0;
+	}
+	fn(ctx);
+	return -ENOMEM;
+}
+
+#endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

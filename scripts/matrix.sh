@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# The point-release matrix: every linux-source version Debian serves for
+# every line, checked against that line's series. See --help.
+set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+Usage: $PROG [-l LINES] [-n] [-o FILE]
+
+For every version of linux-source-LINE that the Debian archive serves
+(apt-cache madison; fetched with apt-get download, no other network),
+for every line with a series (default: $(lines)):
+
+  features   which feature patches of the line's series the source
+             contains (they reverse-apply)
+  baseline   whether every contained feature backs out ('series-base')
+  applies    whether the series applies to series-base: 'git am', else
+             'git am --3way', else the patch and the file that conflict
+  reproduced whether series-base + the feature patches gives back the
+             source's kernel/sched/ byte for byte (+ any prerequisite the
+             source lacks)
+
+These four need only the files the series touches, taken from the
+source tarball. Then, for the newest and the oldest version of each line,
+the main job (scripts/run.sh: build, boot, KUnit, kselftests) on the
+whole source, unless -n.
+
+  -l LINES   the lines, e.g. -l 6.1 (default: every line)
+  -n         no builds and boots, the table only
+  -o FILE    also write the table (markdown) to FILE
+
+Work and downloads go to \$BUILD/../matrix ($(dirname "$BUILD")/matrix): the
+.deb files are kept and not fetched again. Exit status 1 if a version
+fails a check or a build and boot fails; the table lists every version,
+failing ones with the reason.
+EOF
+}
+
+MLINES=$(lines)
+BOOT=1
+OUTFILE=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-l) MLINES=${2:?-l needs lines}; shift 2 ;;
+	-n) BOOT=; shift ;;
+	-o) OUTFILE=${2:?-o needs a file}; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+for l in $MLINES; do
+	[ -f "$PATCHES_TOP/$l/series" ] || die "no line '$l': lines are $(lines)"
+done
+need apt-get apt
+need dpkg-deb dpkg
+need git git
+
+TOP=$(dirname "$BUILD")
+M=$TOP/matrix
+mkdir -p "$M/debs"
+GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
+rows=$M/rows.md
+: >"$rows"
+rc=0
+
+# versions LINE: the versions of linux-source-LINE the archive serves,
+# newest first.
+versions() {
+	apt-cache madison "linux-source-$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
+		sort -u -V -r
+}
+
+# fetch LINE VERSION: the .deb in $M/debs (downloaded once); prints its path.
+fetch() {
+	local deb file="linux-source-$1_${2//:/%3a}_all.deb"
+	deb=$(find "$M/debs" -name "$file" | head -n 1)
+	if [ -z "$deb" ]; then
+		(cd "$M/debs" && apt-get download -q "linux-source-$1=$2" >/dev/null 2>"$M/debs/download.err") ||
+			return 1
+		deb=$(find "$M/debs" -name "$file" | head -n 1)
+	fi
+	[ -n "$deb" ] && echo "$deb"
+}
+
+# source_tarball DEB OUT: the kernel source tarball inside DEB, to OUT.
+source_tarball() {
+	dpkg-deb --fsys-tarfile "$1" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' >"$2"
+}
+
+# mini_tree TARBALL DIR: the files the series touches, as a git tree.
+mini_tree() {
+	local top
+	top=$(tar -tf "$1" | head -n 1)
+	top=${top%%/*}
+	mkdir -p "$2"
+	tar -xf "$1" -C "$2" --strip-components=1 "$top/Makefile" "$top/MAINTAINERS" \
+		"$top/kernel/sched" "$top/lib/Kconfig.debug" "$top/tools/testing/selftests/sched"
+	git -C "$2" init -q -b base
+	git -C "$2" add -A -f
+	git -C "$2" "${GIT_ID[@]}" commit -q -m "base: $(kernel_version "$2")"
+}
+
+# check_version LINE VERSION TARBALL: the four checks; one table row.
+check_version() {
+	local l=$1 v=$2 tarball=$3 d i p name have='' missing='' base applies repro err files
+	d=$M/$l/$v
+	rm -rf "$d"
+	mini_tree "$tarball" "$d"
+	PATCHES=$PATCHES_TOP/$l
+	load_series
+	# features: contained or not
+	for i in "${!SERIES[@]}"; do
+		[ "${SERIES_ROLE[i]}" = feature ] || continue
+		p=${SERIES[i]}
+		name=$(basename "$p" .patch)
+		if git -C "$d" apply --check -R "$p" 2>/dev/null; then
+			have+="${name%%-*} "
+		else
+			missing+="${name%%-*} "
+		fi
+	done
+	# baseline: back out the contained features, newest first
+	base=yes
+	git -C "$d" checkout -q -b series-base
+	for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
+		[ "${SERIES_ROLE[i]}" = feature ] || continue
+		p=${SERIES[i]}
+		git -C "$d" apply --check -R "$p" 2>/dev/null || continue
+		if ! { git -C "$d" apply -R --index "$p" &&
+			git -C "$d" "${GIT_ID[@]}" commit -q -m "back out $(basename "$p")"; }; then
+			base="no: $(basename "$p") does not back out"
+			break
+		fi
+	done
+	# applies: git am, else git am --3way, else name the conflict
+	applies=am
+	git -C "$d" checkout -q -b patched
+	for i in "${!SERIES[@]}"; do
+		p=${SERIES[i]}
+		if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$d" apply --check -R "$p" 2>/dev/null; then
+			continue
+		fi
+		git -C "$d" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1 && continue
+		git -C "$d" am --abort >/dev/null 2>&1 || true
+		if git -C "$d" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>"$d.am.err"; then
+			applies="3way ($(basename "$p" .patch | cut -c1-4))"
+			continue
+		fi
+		files=$(git -C "$d" diff --name-only --diff-filter=U | tr '\n' ' ')
+		err=$(grep -m1 -E '^(error|CONFLICT)' "$d.am.err" || true)
+		git -C "$d" am --abort >/dev/null 2>&1 || true
+		applies="no: $(basename "$p") conflicts in ${files:-?}${err:+ ($err)}"
+		break
+	done
+	# reproduced: kernel/sched of series-base + prerequisites + features
+	# against the source + the prerequisites it lacks
+	repro=n/a
+	case $applies in
+	no:*) ;;
+	*)
+		local feat ntests=0 idx=$d.index fixed
+		for i in "${!SERIES[@]}"; do
+			[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
+		done
+		feat=$(git -C "$d" rev-parse "patched~$ntests")
+		rm -f "$idx"
+		GIT_INDEX_FILE=$idx git -C "$d" read-tree base
+		for i in "${!SERIES[@]}"; do
+			[ "${SERIES_ROLE[i]}" = prereq ] || continue
+			git -C "$d" apply --check -R "${SERIES[i]}" 2>/dev/null && continue
+			GIT_INDEX_FILE=$idx git -C "$d" apply --cached "${SERIES[i]}" 2>/dev/null
+		done
+		fixed=$(GIT_INDEX_FILE=$idx git -C "$d" write-tree)
+		rm -f "$idx"
+		if git -C "$d" diff --quiet "$fixed" "$feat" -- kernel/sched; then
+			repro=identical
+		else
+			repro="differs: $(git -C "$d" diff --name-only "$fixed" "$feat" -- kernel/sched | tr '\n' ' ')"
+		fi
+		;;
+	esac
+	case "$base|$applies|$repro" in
+	*no:* | *differs*) rc=1 ;;
+	esac
+	[ -n "$have" ] || rc=1
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$l" "$v" "${have:-none}" "${missing:-none}" \
+		"$base" "$applies" "$repro" >>"$rows"
+	say "$l $v: features ${have:-none}; baseline $base; applies $applies; reproduced $repro"
+}
+
+boots=$M/boots.md
+: >"$boots"
+for l in $MLINES; do
+	mapfile -t vs < <(versions "$l")
+	[ ${#vs[@]} -gt 0 ] || { say "apt-cache knows no linux-source-$l version (apt-get update?)"; rc=1; continue; }
+	stage_start "line $l: ${#vs[@]} versions (${vs[*]})"
+	for v in "${vs[@]}"; do
+		if ! deb=$(fetch "$l" "$v"); then
+			printf '| %s | %s | not fetched: %s | | | | |\n' "$l" "$v" \
+				"$(tail -n 1 "$M/debs/download.err" 2>/dev/null)" >>"$rows"
+			rc=1
+			continue
+		fi
+		tarball=$M/$l/linux-source-$v.tar.xz
+		mkdir -p "$M/$l"
+		[ -s "$tarball" ] || source_tarball "$deb" "$tarball"
+		check_version "$l" "$v" "$tarball"
+	done
+	stage_end
+	[ -n "$BOOT" ] || continue
+	# newest and oldest: the main job on the whole source
+	for v in "${vs[0]}" "${vs[${#vs[@]} - 1]}"; do
+		grep -q "^| $l | $v |.*| identical |$" "$rows" || {
+			printf '| %s | %s | not booted: the checks above failed |\n' "$l" "$v" >>"$boots"
+			continue
+		}
+		stage_start "line $l, Linux $v: build, boot, tests"
+		brc=0
+		env -u LINE -u LINE_FROM KSRC="$M/$l/linux-source-$v.tar.xz" BUILD="$M/build-$v" \
+			"$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
+		res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$M/build-$v/$l/logs/patched/report.txt" 2>/dev/null || true)
+		[ "$brc" = 0 ] || rc=1
+		printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
+			"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$M/build-$v/$l/logs/patched/stage-times.tsv" 2>/dev/null)" >>"$boots"
+		stage_end
+	done
+done
+
+table=$M/matrix.md
+{
+	echo "| line | version | features in the source | not in it | baseline | series applies | kernel/sched reproduced |"
+	echo "|---|---|---|---|---|---|---|"
+	cat "$rows"
+	if [ -s "$boots" ]; then
+		echo
+		echo "| line | version | main job (build, boot, KUnit, kselftests) | wall time per stage |"
+		echo "|---|---|---|---|"
+		cat "$boots"
+	fi
+} >"$table"
+echo
+cat "$table"
+[ -z "$OUTFILE" ] || cp "$table" "$OUTFILE"
+exit "$rc"
