@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix clean clean-tree help
 
 all: run
 
@@ -30,6 +30,9 @@ help:
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
+	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
+	@echo "                line: features, baseline, series applies, reproduced; newest and"
+	@echo "                oldest built, booted and tested (docs/matrix.md)"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
 	@echo "                work tree and its edits"
 	@echo "make clean-tree remove every line's work tree (refuses if one has uncommitted edits)"
@@ -86,6 +89,10 @@ bench: prepare
 
 bench-smoke: prepare
 	scripts/bench.sh --smoke
+
+MATRIX_OPTS ?=
+matrix: setup
+	scripts/matrix.sh $(MATRIX_OPTS) -o docs/matrix.md
 
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:

@@ -16,7 +16,8 @@ way the kernel's asm-offsets are made (a few seconds per field), and
 prints one 'NAME OFFSET' line per field that this kernel has:
   tg_load_avg    struct task_group, load_avg
   rq_rd          struct rq, rd
-  rd_overloaded  struct root_domain, overloaded (absent without the series)
+  rd_overloaded  struct root_domain, overloaded, or overload before v6.10
+                 (absent without the series)
 The guest program bench/sfp_writes.c turns them into addresses.
 EOF
 }
@@ -25,7 +26,8 @@ case ${1:-} in -h | --help) usage; exit 0 ;; '') usage >&2; exit 2 ;; esac
 OBJ=$1
 CMD=$OBJ/kernel/sched/.fair.o.cmd
 [ -f "$CMD" ] || die "no $CMD: build the kernel in $OBJ first"
-cmd=$(sed -n 's/^savedcmd_kernel\/sched\/fair\.o := //p' "$CMD" | sed 's/ ; .*//')
+# kbuild saves the command as savedcmd_..., before v6.2 as cmd_...
+cmd=$(sed -n 's/^\(saved\)\{0,1\}cmd_kernel\/sched\/fair\.o := //p' "$CMD" | sed 's/ ; .*//')
 case $cmd in *" -c -o kernel/sched/fair.o "*) ;; *) die "unexpected compile command in $CMD" ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -50,6 +52,9 @@ EOF
 out=$(offset tg_load_avg task_group load_avg
 	offset rq_rd rq rd
 	offset rd_overloaded root_domain overloaded)
+# Before v6.10 (the 6.1 line) the indicator is int root_domain::overload.
+printf '%s\n' "$out" | grep -q '^rd_overloaded ' ||
+	out=$(printf '%s\n' "$out"; offset rd_overloaded root_domain overload)
 for f in tg_load_avg rq_rd; do
 	printf '%s\n' "$out" | grep -q "^$f " ||
 		die "could not compute the offset of $f with the command of $CMD: $(head -n 3 "$tmp/$f.err")"

@@ -13,11 +13,16 @@ For every version of linux-source-LINE that the Debian archive serves
 (apt-cache madison; fetched with apt-get download, no other network),
 for every line with a series (default: $(lines)):
 
-  features   which feature patches of the line's series the source
-             contains (they reverse-apply)
-  baseline   whether every contained feature backs out ('series-base')
+  features   per feature patch of the line's series: contained (it
+             reverse-applies), drifted (the source has the change with
+             other context: it neither applies nor reverse-applies) or
+             absent (it applies)
+  baseline   whether every feature the source has backs out
+             ('series-base'): plainly, else with a three-way merge
   applies    whether the series applies to series-base: 'git am', else
              'git am --3way', else the patch and the file that conflict
+             (three-way merges read the blobs of the line's prepared work
+             tree, \$BUILD/LINE/tree, where it exists: make prepare)
   reproduced whether series-base + the feature patches gives back the
              source's kernel/sched/ byte for byte (+ any prerequisite the
              source lacks)
@@ -25,7 +30,8 @@ for every line with a series (default: $(lines)):
 These four need only the files the series touches, taken from the
 source tarball. Then, for the newest and the oldest version of each line,
 the main job (scripts/run.sh: build, boot, KUnit, kselftests) on the
-whole source, unless -n.
+whole source (with THREEWAY_FROM where the checks needed a three-way
+merge), unless -n.
 
   -l LINES   the lines, e.g. -l 6.1 (default: every line)
   -n         no builds and boots, the table only
@@ -38,6 +44,7 @@ failing ones with the reason.
 EOF
 }
 
+ARGS="$*"
 MLINES=$(lines)
 BOOT=1
 OUTFILE=
@@ -64,6 +71,13 @@ GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
 rows=$M/rows.md
 : >"$rows"
 rc=0
+THREEWAY_FROM=
+
+# threeway CMD...: CMD with the objects of $THREEWAY_FROM readable (never
+# written into the repository CMD works on).
+threeway() {
+	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
+}
 
 # versions LINE: the versions of linux-source-LINE the archive serves,
 # newest first.
@@ -104,35 +118,51 @@ mini_tree() {
 
 # check_version LINE VERSION TARBALL: the four checks; one table row.
 check_version() {
-	local l=$1 v=$2 tarball=$3 d i p name have='' missing='' base applies repro err files
+	local l=$1 v=$2 tarball=$3 d i p n have='' absent='' drift='' base applies repro err files
 	d=$M/$l/$v
 	rm -rf "$d"
 	mini_tree "$tarball" "$d"
 	PATCHES=$PATCHES_TOP/$l
 	load_series
-	# features: contained or not
+	# The objects of the line's prepared work tree, where there is one:
+	# the blobs the patches were made from, which a three-way merge reads.
+	THREEWAY_FROM=
+	[ ! -d "$TOP/$l/tree/.git/objects" ] || THREEWAY_FROM=$TOP/$l/tree
+	# features: contained (reverse-applies), absent (applies) or drifted
+	# (neither: the source has the change with other context)
 	for i in "${!SERIES[@]}"; do
 		[ "${SERIES_ROLE[i]}" = feature ] || continue
 		p=${SERIES[i]}
-		name=$(basename "$p" .patch)
+		n=$(basename "$p" | cut -c1-4)
 		if git -C "$d" apply --check -R "$p" 2>/dev/null; then
-			have+="${name%%-*} "
+			have+=" $n"
+		elif git -C "$d" apply --check "$p" 2>/dev/null; then
+			absent+=" $n"
 		else
-			missing+="${name%%-*} "
+			drift+=" $n"
 		fi
 	done
-	# baseline: back out the contained features, newest first
+	# baseline: back out every feature the source has, newest first; a
+	# drifted one with a three-way merge
 	base=yes
 	git -C "$d" checkout -q -b series-base
 	for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
 		[ "${SERIES_ROLE[i]}" = feature ] || continue
 		p=${SERIES[i]}
-		git -C "$d" apply --check -R "$p" 2>/dev/null || continue
-		if ! { git -C "$d" apply -R --index "$p" &&
-			git -C "$d" "${GIT_ID[@]}" commit -q -m "back out $(basename "$p")"; }; then
-			base="no: $(basename "$p") does not back out"
+		n=$(basename "$p" | cut -c1-4)
+		case "$have $drift " in *" $n "*) ;; *) continue ;; esac
+		if git -C "$d" apply --check -R "$p" 2>/dev/null; then
+			git -C "$d" apply -R --index "$p"
+		elif [ -n "$THREEWAY_FROM" ] &&
+			threeway git -C "$d" apply -R --3way --index "$p" >"$d.backout.err" 2>&1; then
+			base="yes (3way: $n)"
+		else
+			files=$(git -C "$d" diff --name-only --diff-filter=U | tr '\n' ' ')
+			base="no: $n does not back out${THREEWAY_FROM:+, even with --3way (conflict in ${files:-?})}"
+			git -C "$d" reset -q --hard
 			break
 		fi
+		git -C "$d" "${GIT_ID[@]}" commit -q -m "back out $(basename "$p")"
 	done
 	# applies: git am, else git am --3way, else name the conflict
 	applies=am
@@ -144,7 +174,8 @@ check_version() {
 		fi
 		git -C "$d" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1 && continue
 		git -C "$d" am --abort >/dev/null 2>&1 || true
-		if git -C "$d" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>"$d.am.err"; then
+		if [ -n "$THREEWAY_FROM" ] &&
+			threeway git -C "$d" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>"$d.am.err"; then
 			applies="3way ($(basename "$p" .patch | cut -c1-4))"
 			continue
 		fi
@@ -154,11 +185,12 @@ check_version() {
 		applies="no: $(basename "$p") conflicts in ${files:-?}${err:+ ($err)}"
 		break
 	done
+	case $base in no:*) applies="n/a (no baseline)" ;; esac
 	# reproduced: kernel/sched of series-base + prerequisites + features
 	# against the source + the prerequisites it lacks
 	repro=n/a
 	case $applies in
-	no:*) ;;
+	no:* | n/a*) ;;
 	*)
 		local feat ntests=0 idx=$d.index fixed
 		for i in "${!SERIES[@]}"; do
@@ -169,7 +201,7 @@ check_version() {
 		GIT_INDEX_FILE=$idx git -C "$d" read-tree base
 		for i in "${!SERIES[@]}"; do
 			[ "${SERIES_ROLE[i]}" = prereq ] || continue
-			git -C "$d" apply --check -R "${SERIES[i]}" 2>/dev/null && continue
+			! in_rev "$d" base "${SERIES[i]}" || continue
 			GIT_INDEX_FILE=$idx git -C "$d" apply --cached "${SERIES[i]}" 2>/dev/null
 		done
 		fixed=$(GIT_INDEX_FILE=$idx git -C "$d" write-tree)
@@ -182,12 +214,12 @@ check_version() {
 		;;
 	esac
 	case "$base|$applies|$repro" in
-	*no:* | *differs*) rc=1 ;;
+	*no:* | *n/a* | *differs*) rc=1 ;;
 	esac
-	[ -n "$have" ] || rc=1
-	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$l" "$v" "${have:-none}" "${missing:-none}" \
-		"$base" "$applies" "$repro" >>"$rows"
-	say "$l $v: features ${have:-none}; baseline $base; applies $applies; reproduced $repro"
+	[ -n "$have$drift" ] || rc=1
+	printf '| %s | %s |%s |%s |%s | %s | %s | %s |\n' "$l" "$v" "${have:- none}" "${drift:- none}" \
+		"${absent:- none}" "$base" "$applies" "$repro" >>"$rows"
+	say "$l $v: features${have:- none}, drifted${drift:- none}, absent${absent:- none}; baseline $base; applies $applies; reproduced $repro"
 }
 
 boots=$M/boots.md
@@ -198,7 +230,7 @@ for l in $MLINES; do
 	stage_start "line $l: ${#vs[@]} versions (${vs[*]})"
 	for v in "${vs[@]}"; do
 		if ! deb=$(fetch "$l" "$v"); then
-			printf '| %s | %s | not fetched: %s | | | | |\n' "$l" "$v" \
+			printf '| %s | %s | not fetched: %s | | | | | |\n' "$l" "$v" \
 				"$(tail -n 1 "$M/debs/download.err" 2>/dev/null)" >>"$rows"
 			rc=1
 			continue
@@ -218,8 +250,10 @@ for l in $MLINES; do
 		}
 		stage_start "line $l, Linux $v: build, boot, tests"
 		brc=0
+		tw=
+		! grep -q "^| $l | $v |.*3way" "$rows" || tw=$TOP/$l/tree
 		env -u LINE -u LINE_FROM KSRC="$M/$l/linux-source-$v.tar.xz" BUILD="$M/build-$v" \
-			"$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
+			THREEWAY_FROM="$tw" "$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
 		res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$M/build-$v/$l/logs/patched/report.txt" 2>/dev/null || true)
 		[ "$brc" = 0 ] || rc=1
 		printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
@@ -230,8 +264,21 @@ done
 
 table=$M/matrix.md
 {
-	echo "| line | version | features in the source | not in it | baseline | series applies | kernel/sched reproduced |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "# Point-release matrix"
+	echo
+	echo "Made by \`scripts/matrix.sh${ARGS:+ $ARGS}\` (\`make matrix\`), $(date -u '+%Y-%m-%d'): every"
+	echo "\`linux-source-LINE\` version the Debian archive served that day. Features"
+	echo "are the line's feature patches by number (\`patches/LINE/\`): contained (the"
+	echo "patch reverse-applies), drifted (the source has the change with other"
+	echo "context: neither applies) or absent. \"3way\" means a three-way merge"
+	echo "(\`git apply -R --3way\` to back a drifted feature out, \`git am --3way\`"
+	echo "to apply), reading the blobs of the line's prepared work tree, was"
+	echo "needed. \"identical\" means series-base + the feature patches gives back"
+	echo "the source's \`kernel/sched/\` (plus any prerequisite fix it lacks) byte"
+	echo "for byte."
+	echo
+	echo "| line | version | features contained | drifted | absent | baseline | series applies | kernel/sched reproduced |"
+	echo "|---|---|---|---|---|---|---|---|"
 	cat "$rows"
 	if [ -s "$boots" ]; then
 		echo

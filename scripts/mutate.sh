@@ -21,7 +21,8 @@ Variants:
   NAME        'patched' + tests/mutants/LINE/NAME.patch, e.g.
 $(for m in "$MUTANTS"/*.patch; do printf '                %s\n' "$(basename "$m" .patch)"; done | head -n 6)
               ($(set -- "$MUTANTS"/*.patch; echo $#) mutants in all)
-Default: all of them.
+Default: all of them. The mutants are the line's: here line $LINE,
+tests/mutants/$LINE/ (LINE=X.Y or KSRC=... for another line).
 
   -k BOOTS    boot each variant BOOTS times (default $BOOTS). A mutant is
               'caught' only when every case on its expect: line fails in
