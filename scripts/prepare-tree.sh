@@ -42,7 +42,11 @@ uncommitted edits.
 
 Per patch, the source either contains it (it reverse-applies), lacks it (it
 applies) or neither (context drifted). 'Neither' stops with the patch, the
-file and the first failing hunk, and leaves nothing behind.
+file and the first failing hunk, and leaves nothing behind; unless
+THREEWAY_FROM names a work tree prepared from a known-good source of the
+line (say build/$LINE/tree): then the patch is backed out or applied with a
+three-way merge (git apply/am --3way, reading the blobs the patch was made
+from in that tree), and only a conflict stops, naming the files.
 EOF
 }
 SRC=${KSRC:-}
@@ -104,6 +108,20 @@ fi
 
 load_series
 
+# THREEWAY_FROM: a work tree prepared from a known-good source of the
+# line, whose objects (the blobs the patches were made from) let a patch
+# whose context differs go in with a three-way merge. threeway CMD...:
+# CMD with those objects readable (never written into this repository).
+THREEWAY_FROM=${THREEWAY_FROM:-}
+if [ -n "$THREEWAY_FROM" ]; then
+	[ -d "$THREEWAY_FROM/.git/objects" ] ||
+		die "THREEWAY_FROM=$THREEWAY_FROM is not a git work tree (no .git/objects)"
+	THREEWAY_FROM=$(realpath "$THREEWAY_FROM")
+fi
+threeway() {
+	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
+}
+
 # apply_series DIR: on DIR's checked-out branch (series-base), 'git am'
 # every patch of the series, skipping a prerequisite that DIR already
 # contains, and point 'baseline' at the commit after the prerequisites.
@@ -121,7 +139,14 @@ apply_series() {
 			file=${where%:*}
 			line=${where##*:}
 			hunk=$(grep -m1 "^@@ -$line," "$p" || true)
-			die "$name neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}; known to work: $KNOWN_GOOD"
+			if [ -n "$THREEWAY_FROM" ] && threeway git -C "$dir" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>&1; then
+				say "$name: applied with a three-way merge (first hunk that did not fit: ${file:-?} at line ${line:-?})"
+				[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
+				continue
+			fi
+			conflicts=$(git -C "$dir" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ')
+			git -C "$dir" am --abort >/dev/null 2>&1 || true
+			die "$name neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}${THREEWAY_FROM:+; a three-way merge conflicts in ${conflicts:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
 		fi
 		git -C "$dir" "${GIT_ID[@]}" am -q "$p"
 		[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
@@ -178,8 +203,12 @@ t0=$(date +%s)
 say "new work tree from $src_kind source $SRC"
 case $src_kind in
 git)
-	git clone -q --shared --no-checkout "$SRC" "$TMP"
-	git -C "$TMP" checkout -q -b base "$(git -C "$SRC" rev-parse HEAD)"
+	# As clone --shared, without the source's branches: its own may be
+	# called base, baseline or patched.
+	git init -q -b sfp-unborn "$TMP"
+	git -C "$SRC" rev-parse --git-path objects | sed "s|^\([^/]\)|$SRC/\1|" >"$TMP/.git/objects/info/alternates"
+	git -C "$TMP" fetch -q --no-tags "$SRC" HEAD
+	git -C "$TMP" checkout -q -b base FETCH_HEAD
 	;;
 tar | dir)
 	mkdir -p "$TMP"
@@ -213,18 +242,27 @@ for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
 	p=${SERIES[i]}
 	name=$(basename "$p")
 	[ "${SERIES_ROLE[i]}" = feature ] || continue
-	git -C "$TMP" apply --check -R "$p" 2>/dev/null || continue
-	git -C "$TMP" apply -R --index "$p"
+	how=
+	if git -C "$TMP" apply --check -R "$p" 2>/dev/null; then
+		git -C "$TMP" apply -R --index "$p"
+	elif [ -n "$THREEWAY_FROM" ] && ! git -C "$TMP" apply --check "$p" 2>/dev/null &&
+		threeway git -C "$TMP" apply -R --3way --index "$p" >/dev/null 2>&1; then
+		# The source has the change with other context around it.
+		how=" (three-way merge: its context differs here)"
+	else
+		git -C "$TMP" reset -q --hard
+		continue
+	fi
 	git -C "$TMP" "${GIT_ID[@]}" commit -q -F - <<EOF
 Back out "$(patch_subject "$p")"
 
-The source ($version) already contains this change; patches/$name
-reverse-applies to it. It is backed out here so that 'series-base' is the
-kernel before the series and 'patched' (git am of the series onto
+The source ($version) already contains this change; patches/$LINE/$name
+reverse-applies to it$how. It is backed out here so that 'series-base'
+is the kernel before the series and 'patched' (git am of the series onto
 series-base) shows exactly what the series adds.
 EOF
 	backed_out=$((backed_out + 1))
-	say "$name: contained in the source, backed out for series-base"
+	say "$name: contained in the source, backed out for series-base$how"
 done
 
 # patched: git am of the whole series onto series-base; baseline is the

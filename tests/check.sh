@@ -262,6 +262,14 @@ if [ -d "$WT/.git" ]; then
 		[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
 	}
 	t patch_neither_applies_nor_contained unchanged "$CHK/drift" neither
+	# With the blobs of the prepared work tree a three-way merge is tried;
+	# here the drifted line is one the patch itself adds: a conflict, named.
+	conflict() {
+		expect_error "0002-.*neither applies.*a three-way merge conflicts in kernel/sched/fair.c" \
+			env KSRC="$CHK/drift" THREEWAY_FROM="$WT" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+		[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
+	}
+	t patch_conflict_named unchanged "$CHK/drift" conflict
 
 	# The line follows the source's version, and a version with no line
 	# is refused with the lines there are.
