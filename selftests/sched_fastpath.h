@@ -32,6 +32,15 @@
 #define SFP_MAX_CPUS		256
 #define SFP_MAX_DOMAINS		16	/* sched domain levels per CPU */
 
+/*
+ * The TEST_F bodies use EXPECT_*() { ...; return; } where a check must end
+ * the test, never ASSERT_*(): after an ASSERT the fixture's teardown does
+ * not run (older harnesses abort() the test process; newer ones longjmp()
+ * back to a point from which the forked process can take the parent's
+ * path), so the load processes it would kill keep running, holding the
+ * runner's output open, and the knobs stay changed. Seen as a hung guest
+ * once a broken kernel made an ASSERT fire.
+ */
 /* A knob whose value is saved before a test writes it. */
 struct sfp_knob {
 	const char *path;

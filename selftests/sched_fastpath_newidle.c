@@ -320,29 +320,35 @@ static void log_load(struct __test_metadata *_metadata, const char *what, struct
 	       what, l->resets, l->reset_failed);
 }
 
-/* The preconditions of a measurement: each one fails the test, with why. */
-static void check_setup(struct __test_metadata *_metadata, struct _test_data_newidle *self)
-{
-	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
-}
-
-static void check_measured(struct __test_metadata *_metadata, struct load *l)
+/* The preconditions of a measurement: false fails the test, with why. */
+static bool measured(struct __test_metadata *_metadata, struct load *l)
 {
 	/* No idle entries means nothing was measured, not success. */
-	ASSERT_GE(l->idle, MIN_IDLE);
+	EXPECT_GE(l->idle, MIN_IDLE)
+		return false;
 	/* The cost gate was held open throughout. */
-	ASSERT_GT(l->resets, 0);
-	ASSERT_EQ(0, l->reset_failed) TH_LOG("writes to max_newidle_lb_cost failed");
+	EXPECT_GT(l->resets, 0)
+		return false;
+	EXPECT_EQ(0, l->reset_failed) {
+		TH_LOG("writes to max_newidle_lb_cost failed");
+		return false;
+	}
+	return true;
 }
 
 TEST_F(newidle, light_load_skips_balance)
 {
-	check_setup(_metadata, self);
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
 	if (self->skip_reason)
 		SKIP(return, "%s", self->skip_reason);
-	ASSERT_EQ(0, run_load(&self->l, false));
+	EXPECT_EQ(0, run_load(&self->l, false))
+		return;
 	log_load(_metadata, "light load", &self->l);
-	check_measured(_metadata, &self->l);
+	if (!measured(_metadata, &self->l))
+		return;
 	EXPECT_LE(per_mille(&self->l), LIGHT_MAX)
 		TH_LOG("newly-idle balance ran while no CPU had two tasks (limit %d/1000)",
 		       LIGHT_MAX);
@@ -350,17 +356,24 @@ TEST_F(newidle, light_load_skips_balance)
 
 TEST_F(newidle, overload_control_balances)
 {
-	check_setup(_metadata, self);
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
 	if (self->skip_reason)
 		SKIP(return, "%s", self->skip_reason);
-	ASSERT_EQ(0, run_load(&self->l, true));
+	EXPECT_EQ(0, run_load(&self->l, true))
+		return;
 	log_load(_metadata, "overload control", &self->l);
 	TH_LOG("overload control: a partner was not runnable in time %d times", self->l.late);
-	check_measured(_metadata, &self->l);
+	if (!measured(_metadata, &self->l))
+		return;
 	/* Each idle entry must follow a transition that the test caused. */
-	ASSERT_LE(self->l.late * 20, (long long)self->l.idle)
+	EXPECT_LE(self->l.late * 20, (long long)self->l.idle) {
 		TH_LOG("partners on CPU %d were not runnable within %.0f ms of their wakeup",
 		       self->l.cpus[self->l.ncpus - 1], PARTNER_WAIT_S * 1000);
+		return;
+	}
 	EXPECT_GE(per_mille(&self->l), CONTROL_MIN)
 		TH_LOG("loaded CPUs did not balance while a CPU had two tasks (limit %d/1000)",
 		       CONTROL_MIN);

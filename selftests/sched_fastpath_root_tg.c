@@ -117,7 +117,10 @@ TEST_F(root_tg, root_group_load_avg_untouched)
 	long load = 0;
 	int i, nroot = 0, bad = 0;
 
-	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
 	for (i = 0; i < self->nrqs; i++) {
 		struct sfp_cfs_rq *rq = &self->rqs[i];
 
@@ -130,9 +133,15 @@ TEST_F(root_tg, root_group_load_avg_untouched)
 		if (rq->tg_load_avg_contrib != 0 || rq->tg_load_avg != 0)
 			bad++;
 	}
-	ASSERT_GT(nroot, 0) TH_LOG("no root cfs_rq block in %s", SCHED_DEBUG_FILE);
+	EXPECT_TRUE(nroot > 0) {
+		TH_LOG("no root cfs_rq block in %s", SCHED_DEBUG_FILE);
+		return;
+	}
 	/* The load must be visible, or the zeros below prove nothing. */
-	ASSERT_GT(load, 0) TH_LOG("root cfs_rqs show no load_avg under load");
+	EXPECT_TRUE(load > 0) {
+		TH_LOG("root cfs_rqs show no load_avg under load");
+		return;
+	}
 	EXPECT_EQ(0, bad) TH_LOG("%d of %d root cfs_rqs wrote root_task_group's load_avg",
 				 bad, nroot);
 }
@@ -143,7 +152,10 @@ TEST_F(root_tg, child_group_load_avg_control)
 	long tg_load = 0;
 	int i;
 
-	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
 	for (i = 0; i < self->nrqs; i++) {
 		struct sfp_cfs_rq *rq = &self->rqs[i];
 
@@ -213,7 +225,10 @@ TEST_F(root_tg, cpu_offline_online)
 	char path[64];
 	pid_t last;
 
-	ASSERT_EQ(NULL, self->setup_error) TH_LOG("setup: %s", self->setup_error);
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
 	snprintf(path, sizeof(path), CPU_ONLINE_FMT, cpu);
 	if (self->ncpus < 2 || cpu == 0 || access(path, W_OK))
 		SKIP(return, "cannot take CPU %d offline (%s)", cpu, path);
@@ -225,22 +240,33 @@ TEST_F(root_tg, cpu_offline_online)
 	last = self->hogs[self->nhogs - 1];
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "all online", name, cpu));
-	ASSERT_EQ(0, group_sum(name, cpu, &g) <= 0);
-	ASSERT_GT(g.cpu_contrib, 0) TH_LOG("CPU %d contributes nothing to take out", cpu);
+	EXPECT_TRUE(group_sum(name, cpu, &g) > 0 && g.cpu_contrib > 0) {
+		TH_LOG("CPU %d contributes nothing to take out", cpu);
+		return;
+	}
 
-	ASSERT_EQ(0, sfp_write_file(path, "0")) TH_LOG("cannot take CPU %d offline", cpu);
+	EXPECT_TRUE(!sfp_write_file(path, "0")) {
+		TH_LOG("cannot take CPU %d offline", cpu);
+		return;
+	}
 	self->offline_cpu = cpu;
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "one CPU offline", name, cpu))
 		TH_LOG("CPU %d's contribution was not taken out when it went offline", cpu);
 
-	ASSERT_EQ(0, sfp_write_file(path, "1")) TH_LOG("cannot put CPU %d back online", cpu);
+	EXPECT_TRUE(!sfp_write_file(path, "1")) {
+		TH_LOG("cannot put CPU %d back online", cpu);
+		return;
+	}
 	self->offline_cpu = -1;
 	/* The task that left the CPU stays where it was moved: pin it back. */
 	sfp_pin(last, cpu);
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "back online", name, cpu));
-	ASSERT_EQ(0, group_sum(name, cpu, &g) <= 0);
+	EXPECT_TRUE(group_sum(name, cpu, &g) > 0) {
+		TH_LOG("cannot parse %s", SCHED_DEBUG_FILE);
+		return;
+	}
 	EXPECT_GT(g.cpu_contrib, 0) TH_LOG("CPU %d's contribution did not come back", cpu);
 }
 
