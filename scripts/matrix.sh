@@ -282,6 +282,9 @@ table=$M/matrix.md
 	cat "$rows"
 	if [ -s "$boots" ]; then
 		echo
+		echo "The newest and the oldest version of each line, built from the whole"
+		echo "source and booted with the tests (a version whose series needed a"
+		echo "three-way merge is prepared with \`THREEWAY_FROM=build/LINE/tree\`):"
 		echo "| line | version | main job (build, boot, KUnit, kselftests) | wall time per stage |"
 		echo "|---|---|---|---|"
 		cat "$boots"
