@@ -210,6 +210,41 @@ default_fragments() {
 	fi
 }
 
+# The paths of a kernel tree that the series touches or reads: enough of
+# a tree for the series to apply (small test trees, the matrix).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+SERIES_PATHS="Makefile MAINTAINERS kernel/sched lib/Kconfig.debug tools/testing/selftests/sched"
+
+# features_end WT: the commit of WT's 'patched' after the last feature
+# patch (the test patches are the series' last ones). Call load_series.
+features_end() {
+	local i ntests=0
+	for i in "${!SERIES[@]}"; do
+		[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
+	done
+	git -C "$1" rev-parse "patched~$ntests"
+}
+
+# source_fixed WT: the tree id of WT's 'base' (the source) plus the
+# prerequisite fixes it lacks, made in a scratch index: what the feature
+# patches on series-base must give back. Fails if a prerequisite does not
+# apply. Call load_series.
+source_fixed() {
+	local i idx rc=0
+	idx=$(mktemp "${TMPDIR:-/tmp}/sfp-index.XXXXXX")
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx git -C "$1" read-tree base || rc=1
+	for i in "${!SERIES[@]}"; do
+		[ "$rc" = 0 ] || break
+		[ "${SERIES_ROLE[i]}" = prereq ] || continue
+		! in_rev "$1" base "${SERIES[i]}" || continue
+		GIT_INDEX_FILE=$idx git -C "$1" apply --cached "${SERIES[i]}" 2>/dev/null || rc=1
+	done
+	[ "$rc" != 0 ] || GIT_INDEX_FILE=$idx git -C "$1" write-tree || rc=1
+	rm -f "$idx"
+	return "$rc"
+}
+
 # Work tree metadata lives in git: the ref refs/sfp/prepared (where
 # 'patched' stood when it was prepared) and notes under refs/notes/sfp:
 # on 'base' "source <id>" and "version <x.y.z>", on refs/sfp/prepared

@@ -105,12 +105,12 @@ source_tarball() {
 
 # mini_tree TARBALL DIR: the files the series touches, as a git tree.
 mini_tree() {
-	local top
+	local top p paths=()
 	top=$(tar -tf "$1" | head -n 1)
 	top=${top%%/*}
+	for p in $SERIES_PATHS; do paths+=("$top/$p"); done
 	mkdir -p "$2"
-	tar -xf "$1" -C "$2" --strip-components=1 "$top/Makefile" "$top/MAINTAINERS" \
-		"$top/kernel/sched" "$top/lib/Kconfig.debug" "$top/tools/testing/selftests/sched"
+	tar -xf "$1" -C "$2" --strip-components=1 "${paths[@]}"
 	git -C "$2" init -q -b base
 	git -C "$2" add -A -f
 	git -C "$2" "${GIT_ID[@]}" commit -q -m "base: $(kernel_version "$2")"
@@ -192,20 +192,9 @@ check_version() {
 	case $applies in
 	no:* | n/a*) ;;
 	*)
-		local feat ntests=0 idx=$d.index fixed
-		for i in "${!SERIES[@]}"; do
-			[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
-		done
-		feat=$(git -C "$d" rev-parse "patched~$ntests")
-		rm -f "$idx"
-		GIT_INDEX_FILE=$idx git -C "$d" read-tree base
-		for i in "${!SERIES[@]}"; do
-			[ "${SERIES_ROLE[i]}" = prereq ] || continue
-			! in_rev "$d" base "${SERIES[i]}" || continue
-			GIT_INDEX_FILE=$idx git -C "$d" apply --cached "${SERIES[i]}" 2>/dev/null
-		done
-		fixed=$(GIT_INDEX_FILE=$idx git -C "$d" write-tree)
-		rm -f "$idx"
+		local feat fixed
+		feat=$(features_end "$d")
+		fixed=$(source_fixed "$d")
 		if git -C "$d" diff --quiet "$fixed" "$feat" -- kernel/sched; then
 			repro=identical
 		else

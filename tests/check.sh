@@ -127,8 +127,8 @@ mini_tree() {
 	mkdir -p "$dir"
 	if [ ! -d "$src" ]; then
 		mkdir -p "$src"
-		git -C "$wt" archive base Makefile MAINTAINERS kernel/sched lib/Kconfig.debug \
-			tools/testing/selftests/sched | tar -x -C "$src"
+		# shellcheck disable=SC2086 # a list of paths
+		git -C "$wt" archive base $SERIES_PATHS | tar -x -C "$src"
 	fi
 	cp -a "$src"/. "$dir"/
 	git -C "$dir" init -q -b main
@@ -145,28 +145,21 @@ WT=$BUILD/tree
 # patches make of series-base; whatever else differs between base and
 # patched comes from the test patches. Prints the intended differences.
 check_reproduces() {
-	local wt=$1 i ntests=0 fixed featend p idx=$CHK/reproduce.index
-	for i in "${!SERIES[@]}"; do
-		[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
-	done
+	local wt=$1 i fixed featend p
 	patch_states "$wt" | tee "$CHK/patch-states.txt"
 	grep -q 'feature, in the source' "$CHK/patch-states.txt" ||
 		{ echo "the source contains none of the series' features"; return 1; }
-	featend=$(git -C "$wt" rev-parse "patched~$ntests")
+	featend=$(features_end "$wt")
 	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$featend")"
 	# The source plus the prerequisites the work tree applied, in a
 	# scratch index: no checkout, nothing written to the work tree.
-	rm -f "$idx"
-	GIT_INDEX_FILE=$idx git -C "$wt" read-tree base
+	fixed=$(source_fixed "$wt") || { echo "a prerequisite does not apply to base"; return 1; }
 	for i in "${!SERIES[@]}"; do
 		p=${SERIES[i]}
 		[ "${SERIES_ROLE[i]}" = prereq ] || continue
 		! in_rev "$wt" base "$p" || continue
-		GIT_INDEX_FILE=$idx git -C "$wt" apply --cached "$p" || { echo "$(basename "$p") does not apply to base"; return 1; }
 		echo "intended difference from the source $(wt_meta "$wt" version): $(basename "$p") ($(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }'))"
 	done
-	fixed=$(GIT_INDEX_FILE=$idx git -C "$wt" write-tree)
-	rm -f "$idx"
 	if ! git -C "$wt" diff --quiet "$fixed" "$featend" -- kernel/sched; then
 		git -C "$wt" diff --stat "$fixed" "$featend" -- kernel/sched
 		echo "series-base + prerequisite and feature patches differs from the source's kernel/sched (+ prerequisites)"
