@@ -11,8 +11,7 @@
  *  - There is no clear_tg_load_avg() and no rate limit in
  *    update_tg_load_avg(): their cases are left out.
  *  - KUnit has no deferred actions: a KUnit resource whose free function
- *    runs the action stands in for them. A case is aborted with
- *    KUNIT_ASSERT_FAILURE().
+ *    runs the action stands in for them.
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -21,7 +20,6 @@
 #define SFT_STORE_READS_FIRST	0
 #define SFT_HAVE_CLEAR		0
 #define SFT_HAVE_RATE_LIMIT	0
-#define SFT_FAIL_AND_ABORT	KUNIT_ASSERT_FAILURE
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {

@@ -11,8 +11,7 @@
  *  - clear_tg_load_avg() takes an offline CPU's share out of
  *    tg->load_avg (SFT_HAVE_CLEAR), and update_tg_load_avg() propagates
  *    at most once per 1 ms per cfs_rq (SFT_HAVE_RATE_LIMIT).
- *  - KUnit runs deferred actions, and aborts a case with
- *    KUNIT_FAIL_AND_ABORT().
+ *  - KUnit runs deferred actions.
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -21,7 +20,6 @@
 #define SFT_STORE_READS_FIRST	1
 #define SFT_HAVE_CLEAR		1
 #define SFT_HAVE_RATE_LIMIT	1
-#define SFT_FAIL_AND_ABORT	KUNIT_FAIL_AND_ABORT
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {

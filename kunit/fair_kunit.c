@@ -276,18 +276,34 @@ static void sched_fair_test_child_tg_below_threshold_kept(struct kunit *test)
 }
 
 #if SFT_HAVE_RATE_LIMIT
+/*
+ * Two updates of one cfs_rq within the 1 ms window: the second is not
+ * propagated. The window is the cfs_rq's CPU's sched_clock_cpu(), which
+ * keeps running while the host does not run this vCPU; a try whose two
+ * calls were not within 1 ms of it is not a try, and is made again.
+ */
 static void sched_fair_test_child_tg_rate_limited(struct kunit *test)
 {
-	struct task_group *tg = sched_fair_test_tg(test, 0);
-	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, 2 * SFT_CONTRIB);
+	struct task_group *tg;
+	struct cfs_rq *cfs_rq;
 	unsigned long flags;
+	u64 start, took = 0;
+	int tries = 0;
 
-	/* Both updates within far less than the 1 ms window. */
-	local_irq_save(flags);
-	update_tg_load_avg(cfs_rq);
-	cfs_rq->avg.load_avg = 3 * SFT_CONTRIB;
-	update_tg_load_avg(cfs_rq);
-	local_irq_restore(flags);
+	do {
+		if (tries++ == 20)
+			kunit_skip(test, "no two calls within 1 ms in 20 tries (last %llu ns)",
+				   took);
+		tg = sched_fair_test_tg(test, 0);
+		cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, 2 * SFT_CONTRIB);
+		local_irq_save(flags);
+		start = sched_clock_cpu(cpu_of(cfs_rq->rq));
+		update_tg_load_avg(cfs_rq);
+		cfs_rq->avg.load_avg = 3 * SFT_CONTRIB;
+		update_tg_load_avg(cfs_rq);
+		took = sched_clock_cpu(cpu_of(cfs_rq->rq)) - start;
+		local_irq_restore(flags);
+	} while (took >= NSEC_PER_MSEC);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
 			    "expected the first update only; the second came within 1 ms");
@@ -573,9 +589,9 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 		if (done)
 			return sched_fair_test_get(lb->dst_rq->rd);
 	}
-	SFT_FAIL_AND_ABORT(test,
-			   "CPUs %d and %d never held exactly 1 and %u tasks (last: %u and %u)",
-			   cpu_of(rq_a), cpu_of(rq_b), nr_b, seen_a, seen_b);
+	/* The precondition, not the mechanism: say so and skip the case. */
+	kunit_skip(test, "CPUs %d and %d never held 1 and %u tasks in %d tries (last: %u and %u)",
+		   cpu_of(rq_a), cpu_of(rq_b), nr_b, tries, seen_a, seen_b);
 	return flag;
 }
 

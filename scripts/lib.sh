@@ -277,3 +277,43 @@ selftests_patch() {
 }
 
 select_line
+
+# busy_start N: N busy loops on the host ('yes >/dev/null'), stopped by
+# busy_stop (and on exit): a host whose cores other work shares, like a
+# busy CI machine (QEMU's vCPU threads then get a fraction of a core).
+BUSY_PIDS=
+busy_start() {
+	local i
+	case $1 in '' | *[!0-9]*) die "busy loops: a number, not '$1'" ;; esac
+	for ((i = 0; i < $1; i++)); do
+		yes >/dev/null &
+		BUSY_PIDS="$BUSY_PIDS $!"
+	done
+	trap busy_stop EXIT
+	[ "$1" = 0 ] || say "$1 busy loops on the host while the guests run"
+}
+
+busy_stop() {
+	# shellcheck disable=SC2086 # a list of pids
+	[ -z "$BUSY_PIDS" ] || kill $BUSY_PIDS 2>/dev/null || true
+	BUSY_PIDS=
+}
+
+# newidle_figures GUEST.LOG: the newly-idle kselftest's figures of each of
+# its runs in a guest log, one line per run: light load, overload control
+# (attempts per idle entry, attempts/idle entries) and the control's missed
+# partner wakeups.
+newidle_figures() {
+	tr -d '\r' <"$1" 2>/dev/null | awk '
+		/light load: [0-9]+ newly-idle balance attempts/ {
+			for (i = 1; i <= NF; i++) if ($i == "=") light = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
+		}
+		/overload control: [0-9]+ newly-idle balance attempts/ {
+			for (i = 1; i <= NF; i++) if ($i == "=") ctrl = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
+		}
+		/overload control: [0-9]+ wakeups of a partner/ {
+			for (i = 1; i <= NF; i++) if ($i == "wakeups") late = $(i - 1)
+			printf "%s\t%s\t%s\n", light ? light : "-", ctrl ? ctrl : "-", late
+			light = ctrl = late = ""
+		}'
+}

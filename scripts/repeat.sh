@@ -15,7 +15,8 @@ job's 'patched'; e.g. '-- -r baseline -n baseline' or
 run.sh --build-only, then boot it N times (default 10) with run.sh
 --boot-only, and print per boot
 the pass/fail counts and the newly-idle attempts per idle entry that
-sched_fastpath_newidle measured, then the failures per test case.
+sched_fastpath_newidle measured (and how many of its control's partner
+wakeups were missed), then the failures per test case.
 Logs: DIR/BOOT (default DIR \$BUILD/logs/NAME-repeat; emptied first).
 Environment as for scripts/boot.sh. scripts/mutate.sh boots each variant
 through this script.
@@ -54,29 +55,18 @@ say "building (scripts/run.sh ${RUN_ARGS[*]})"
 "$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --build-only >"$OUT/build.out" 2>&1 ||
 	die "scripts/run.sh ${RUN_ARGS[*]} --build-only failed (see $OUT/build.out)"
 
-busy_pids=
-stop_busy() {
-	# shellcheck disable=SC2086 # a list of pids
-	[ -z "$busy_pids" ] || kill $busy_pids 2>/dev/null || true
-}
-trap stop_busy EXIT
-for _ in $(seq 1 "$BUSY"); do
-	yes >/dev/null &
-	busy_pids="$busy_pids $!"
-done
-[ "$BUSY" = 0 ] || say "$BUSY busy loops on the host while the guests run"
+busy_start "$BUSY"
 
-printf '%-4s %-7s %-7s %-18s %-18s %s\n' boot passed failed "light load" "overload control" "root tg_load_avg (max over CPUs)"
+printf '%-4s %-7s %-7s %-18s %-18s %-7s %s\n' boot passed failed "light load" "overload control" missed "root tg_load_avg (max over CPUs)"
 for i in $(seq 1 "$N"); do
 	log=$OUT/$i
 	"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
 	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l)
 	fail=$(failed_cases "$log/results.tsv" | wc -l)
 	[ -s "$log/results.tsv" ] || fail="no result"
-	light=$(sed -n 's/.*light load: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
-	ctrl=$(sed -n 's/.*overload control: \([0-9]*\) newly-idle balance attempts \/ \([0-9]*\) idle entries = \([0-9.]*\).*/\3 (\1\/\2)/p' "$log/guest.log" | head -n 1)
+	IFS=$'\t' read -r light ctrl missed < <(newidle_figures "$log/guest.log" | head -n 1) || true
 	roottg=$(sed -n 's/.*cfs_rq\[[0-9]*\]:\/ load_avg=[0-9-]* tg_load_avg_contrib=\([0-9-]*\) tg_load_avg=\([0-9-]*\).*/\2/p' "$log/guest.log" | sort -n | tail -n 1)
-	printf '%-4s %-7s %-7s %-18s %-18s %s\n' "$i" "$pass" "$fail" "${light:--}" "${ctrl:--}" "${roottg:--}"
+	printf '%-4s %-7s %-7s %-18s %-18s %-7s %s\n' "$i" "$pass" "$fail" "${light:--}" "${ctrl:--}" "${missed:--}" "${roottg:--}"
 done
 echo
 echo "failures per test case over $N boots:"

@@ -7,7 +7,7 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-m MINUTES | -S SECONDS] [-s VCPUS] [KERNEL]...
+Usage: $PROG [-m MINUTES | -S SECONDS] [-s VCPUS] [-N RUNS] [-b BUSY] [KERNEL]...
 
 Boot each KERNEL (default: patched; also baseline) built with
 kernel-config/debug.config (lockdep, KASAN, UBSAN, DEBUG_LIST, atomic
@@ -31,16 +31,25 @@ finding.
   -m MINUTES   stress time per kernel [default 10]
   -S SECONDS   stress time in seconds instead (make check: 20)
   -s VCPUS     guest vCPUs [default 4]
+  -N RUNS      boot each kernel RUNS times (built by the first) and tally:
+               result, the newly-idle figures of both kselftest runs and
+               the control's missed partner wakeups [default 1]
+  -b BUSY      BUSY busy loops on the host meanwhile [default 0]
+With -N, the logs of run I are in \$BUILD/stress/KERNEL-I/.
 EOF
 }
 
 SECS=600
 VCPUS=4
+RUNS=1
+BUSY=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-m) SECS=$((${2:?} * 60)); shift 2 ;;
 	-S) SECS=${2:?}; shift 2 ;;
 	-s) VCPUS=${2:?}; shift 2 ;;
+	-N) RUNS=${2:?}; shift 2 ;;
+	-b) BUSY=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*) break ;;
@@ -49,6 +58,8 @@ done
 case $SECS in '' | *[!0-9]* | 0) die "the stress time must be a whole number > 0, not '$SECS'" ;; esac
 case $VCPUS in '' | *[!0-9]* | 0 | 1) die "-s wants 2 to 8 vCPUs, not '$VCPUS'" ;; esac
 [ "$VCPUS" -le 8 ] || die "-s $VCPUS: the config has NR_CPUS=8"
+case $RUNS in '' | *[!0-9]* | 0) die "-N wants a number of runs > 0, not '$RUNS'" ;; esac
+case $BUSY in '' | *[!0-9]*) die "-b wants a number of busy loops, not '$BUSY'" ;; esac
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(patched)
 for k in "${kernels[@]}"; do
@@ -70,41 +81,78 @@ sched_fastpath_root_tg.root_tg.cpu_offline_online
 sched_fastpath_newidle.newidle.light_load_skips_balance
 kselftest.selftests: sched: sched_fastpath_root_tg
 kselftest.selftests: sched: sched_fastpath_newidle"
-rc=0
-for k in "${kernels[@]}"; do
-	stage_start "stress $k: debug kernel, $VCPUS vCPUs, ${SECS}s"
-	log=$OUT/$k
+# stress_run KERNEL LOG [RUN-OPTION]: one boot; 0 when it is what KERNEL
+# must give.
+stress_run() {
+	local k=$1 log=$2 krc=0 pargs=() figures failed splat got unexpected missed
 	rm -rf "$log"
-	krc=0
-	pargs=()
 	[ "$k" != baseline ] || pargs=(-p "$OUT/selftests.patch")
+	[ -z "${3:-}" ] || pargs+=("$3")
 	SMP=$VCPUS MEM=${MEM:-1024} BOOT_TIMEOUT=$((900 + 3 * SECS)) \
 		APPEND="panic_on_warn=1 sfp.stress=$SECS${APPEND:+ $APPEND}" \
 		"$ROOT/scripts/run.sh" -r "$k" "${pargs[@]}" -p "$ROOT/tests/debug/avg_vruntime-assert-rq-lock.patch" \
 		-f "$ROOT/kernel-config/debug.config" -n debug -l "$log" \
 		-x "$ROOT/scripts/guest/stress.sh" -d /usr/bin/stress-ng -d /usr/bin/hackbench \
-		>"$OUT/$k.out" 2>&1 || krc=$?
+		>"$log.out" 2>&1 || krc=$?
 	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1)
 	failed=$(failed_cases "$log/results.tsv" | tr '\n' ' ')
-	splat=$(grep -m1 'boot.sh: error' "$OUT/$k.out" || true)
+	splat=$(grep -m1 'boot.sh: error' "$log.out" || true)
 	say "$k: ${figures:-no figures}"
 	if [ -n "$splat" ]; then
 		say "$k: $splat"
 		grep -m1 -A25 -E 'WARNING:|BUG:|UBSAN:|Oops|detected stalls|blocked for more than' "$log/console.log" >&2 || true
-		rc=1
+		return 1
 	fi
 	if [ "$k" = baseline ]; then
 		got=$(failed_cases "$log/results.tsv")
 		unexpected=$(printf '%s\n' "$got" | grep -v '^$' | grep -vxF "$BASELINE_EXPECT" | tr '\n' ';' || true)
 		missed=$(printf '%s\n' "$BASELINE_EXPECT" | grep -vxF "${got:-<no failures>}" | tr '\n' ';' || true)
 		say "baseline: unexpected failures: ${unexpected:-none}; expected failures that passed: ${missed:-none}"
-		[ -z "$unexpected" ] && [ -z "$missed" ] || rc=1
+		[ -z "$unexpected" ] && [ -z "$missed" ]
 	elif [ "$krc" != 0 ]; then
-		say "$k: failed: ${failed:-see $OUT/$k.out}"
-		rc=1
+		say "$k: failed: ${failed:-see $log.out}"
+		return 1
 	else
 		say "$k: clean, $(grep -c PASS "$log/results.tsv") cases passed"
 	fi
+}
+
+busy_start "$BUSY"
+rc=0
+for k in "${kernels[@]}"; do
+	runs=
+	[ "$RUNS" = 1 ] || runs=", $RUNS runs, $BUSY busy loops"
+	stage_start "stress $k: debug kernel, $VCPUS vCPUs, ${SECS}s$runs"
+	if [ "$RUNS" = 1 ]; then
+		stress_run "$k" "$OUT/$k" || rc=1
+		stage_end
+		continue
+	fi
+	tally=$OUT/$k-runs.txt
+	{
+		echo "stress.sh -S $SECS -s $VCPUS -N $RUNS -b $BUSY $k: $BUSY busy loops on the host"
+		printf '%-4s %-6s %-6s %-18s %-18s %-7s %-18s %-7s %s\n' run result passed \
+			"light load" "overload control" missed "after stress: ctrl" missed failed
+	} >"$tally"
+	clean=0
+	for i in $(seq 1 "$RUNS"); do
+		log=$OUT/$k-$i
+		res=clean
+		# the first run builds; the others boot what it built
+		again=
+		[ "$i" = 1 ] || again=--boot-only
+		stress_run "$k" "$log" "$again" 2>>"$OUT/$k-runs.err" || { res=FAILED; rc=1; }
+		[ "$res" = FAILED ] || clean=$((clean + 1))
+		mapfile -t fig < <(newidle_figures "$log/guest.log")
+		IFS=$'\t' read -r l1 c1 m1 <<<"${fig[0]:-}" || true
+		IFS=$'\t' read -r _ c2 m2 <<<"${fig[1]:-}" || true
+		printf '%-4s %-6s %-6s %-18s %-18s %-7s %-18s %-7s %s\n' "$i" "$res" \
+			"$(grep -c PASS "$log/results.tsv" 2>/dev/null || echo 0)" "${l1:--}" "${c1:--}" "${m1:--}" \
+			"${c2:--}" "${m2:--}" "$(failed_cases "$log/results.tsv" 2>/dev/null | tr '\n' ' ')" |
+			tee -a "$tally"
+	done
+	echo "$k: $clean of $RUNS runs clean" | tee -a "$tally"
+	say "tally in $tally"
 	stage_end
 done
 exit "$rc"

@@ -97,6 +97,21 @@ static inline void sfp_knob_restore(struct sfp_knob *k)
 	k->changed = false;
 }
 
+/*
+ * Is @word one of the space-separated words of @list (a cgroup's
+ * cgroup.controllers, say)? "cpu" is not "cpuset".
+ */
+static inline bool sfp_has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
 /* The CPUs this process may run on, in order. Returns how many. */
 static inline int sfp_allowed_cpus(int *cpus, int max)
 {

@@ -12,13 +12,18 @@
  * Positive control, same load, made synchronous: a hog on another CPU,
  * B, and for each worker a partner pinned to B that waits on a pipe. Just
  * before each sleep a worker wakes its partner and spins until the
- * partner is on B's runqueue (state R, or already running), so B has gone
- * from one task to two, which sets the indicator, and still holds two
- * when the worker's CPU goes idle: every idle entry that is measured
- * follows a 1 -> 2 transition that the test caused. The partner spins
- * for 0.3 ms once it runs and waits again. (A balance that finds only
- * pinned tasks recomputes the indicator without B and clears it; the
- * next worker's wakeup sets it again.)
+ * partner has been on B's runqueue (state R, or it has started to run),
+ * so B has gone from one task to two, which sets the indicator. The
+ * partner spins for 0.3 ms once it runs and waits again. (A balance that
+ * finds only pinned tasks recomputes the indicator without B and clears
+ * it; the next worker's wakeup sets it again.)
+ *
+ * A worker whose partner was not seen on B in time (PARTNER_WAIT_S: a
+ * vCPU the host did not run, a slow debug kernel) does not sleep: it
+ * counts the miss and starts its cycle again, so it makes no idle entry
+ * without the transition before it, and every idle entry measured has
+ * its precondition. Too few such idle entries to measure is a SKIP with
+ * the reason, not a failure of the mechanism.
  *
  * Other newly-idle skips are kept out of the way, on either kernel:
  * - The cost gate: a CPU skips the balance while its avg_idle (here about
@@ -70,7 +75,7 @@ struct load {
 	/* results */
 	unsigned long long lb, idle;
 	int resets, reset_failed;	/* cost file writes while measuring */
-	int late;			/* control: partner not running in time */
+	int late;			/* control: partner not seen in time */
 	int version;
 };
 
@@ -152,9 +157,9 @@ static void worker(double unused)
 	sfp_sleep(SLEEP_S);
 }
 
-/* The control's pipes and flags, one per worker, shared across fork(). */
+/* The control's pipes and counters, one per worker, shared across fork(). */
 static int ping[SFP_MAX_CPUS / 2][2];
-static int *partner_running;	/* shared memory, one flag per worker */
+static int *partner_runs;	/* shared memory: wakeups the partner ran */
 static int *partner_late;	/* per worker: partner not seen in time */
 
 static pid_t partner_pid[SFP_MAX_CPUS / 2];
@@ -185,20 +190,28 @@ static void control_worker(double index)
 	int i = (int)index;
 	double deadline;
 
+	int runs;
+
 	sfp_spin(WORK_S);
 	/*
 	 * Wake the partner: CPU B goes from one task (the hog) to two once
-	 * the partner is enqueued there, whether or not it has run yet.
+	 * the partner is enqueued there, whether or not it has run yet. It
+	 * may also have run its 0.3 ms and waited again before this worker
+	 * looks (the host may not run this vCPU meanwhile): its count of
+	 * runs tells that apart from a wakeup still on its way.
 	 */
+	runs = __atomic_load_n(&partner_runs[i], __ATOMIC_ACQUIRE);
 	if (write(ping[i][1], "x", 1) != 1)
 		_exit(4);
 	deadline = sfp_now() + PARTNER_WAIT_S;
-	while (!__atomic_load_n(&partner_running[i], __ATOMIC_ACQUIRE) &&
-	       !runnable(partner_pid[i], &stat_fd))
+	while (__atomic_load_n(&partner_runs[i], __ATOMIC_ACQUIRE) == runs &&
+	       !runnable(partner_pid[i], &stat_fd)) {
 		if (sfp_now() > deadline) {
+			/* No transition seen: no idle entry either. */
 			__atomic_add_fetch(&partner_late[i], 1, __ATOMIC_RELAXED);
-			break;
+			return;
 		}
+	}
 	sfp_sleep(SLEEP_S);
 }
 
@@ -209,9 +222,8 @@ static void partner(double index)
 
 	if (read(ping[i][0], &c, 1) != 1)
 		_exit(5);
-	__atomic_store_n(&partner_running[i], 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&partner_runs[i], 1, __ATOMIC_RELEASE);
 	sfp_spin(PARTNER_S);
-	__atomic_store_n(&partner_running[i], 0, __ATOMIC_RELEASE);
 }
 
 /*
@@ -244,19 +256,19 @@ static int run_load(struct load *l, bool overload)
 	if (!a)
 		return -ENOMEM;
 	if (overload) {
-		partner_running = mmap(NULL, 2 * sizeof(int) * SFP_MAX_CPUS / 2,
-				       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (partner_running == MAP_FAILED) {
+		partner_runs = mmap(NULL, 2 * sizeof(int) * SFP_MAX_CPUS / 2,
+				    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (partner_runs == MAP_FAILED) {
 			free(a);
 			return -ENOMEM;
 		}
-		partner_late = partner_running + SFP_MAX_CPUS / 2;
+		partner_late = partner_runs + SFP_MAX_CPUS / 2;
 		for (i = 0; i < l->nworkers; i++) {
 			if (pipe(ping[i])) {
 				ret = -errno;
 				while (i--)
 					close(ping[i][0]), close(ping[i][1]);
-				munmap(partner_running, 2 * sizeof(int) * SFP_MAX_CPUS / 2);
+				munmap(partner_runs, 2 * sizeof(int) * SFP_MAX_CPUS / 2);
 				free(a);
 				return ret;
 			}
@@ -289,7 +301,7 @@ static int run_load(struct load *l, bool overload)
 			close(ping[i][0]);
 			close(ping[i][1]);
 		}
-		munmap(partner_running, 2 * sizeof(int) * SFP_MAX_CPUS / 2);
+		munmap(partner_runs, 2 * sizeof(int) * SFP_MAX_CPUS / 2);
 	}
 
 	l->lb = 0;
@@ -365,15 +377,14 @@ TEST_F(newidle, overload_control_balances)
 	EXPECT_EQ(0, run_load(&self->l, true))
 		return;
 	log_load(_metadata, "overload control", &self->l);
-	TH_LOG("overload control: a partner was not runnable in time %d times", self->l.late);
+	TH_LOG("overload control: %d wakeups of a partner on CPU %d not seen within %.0f ms",
+	       self->l.late, self->l.cpus[self->l.ncpus - 1], PARTNER_WAIT_S * 1000);
+	/* The precondition, not the mechanism: too few prepared idle entries. */
+	if (self->l.idle < MIN_IDLE && self->l.late)
+		SKIP(return, "%llu idle entries after a 1 -> 2 transition on CPU %d (%d missed)",
+		     self->l.idle, self->l.cpus[self->l.ncpus - 1], self->l.late);
 	if (!measured(_metadata, &self->l))
 		return;
-	/* Each idle entry must follow a transition that the test caused. */
-	EXPECT_LE(self->l.late * 20, (long long)self->l.idle) {
-		TH_LOG("partners on CPU %d were not runnable within %.0f ms of their wakeup",
-		       self->l.cpus[self->l.ncpus - 1], PARTNER_WAIT_S * 1000);
-		return;
-	}
 	EXPECT_GE(per_mille(&self->l), CONTROL_MIN)
 		TH_LOG("loaded CPUs did not balance while a CPU had two tasks (limit %d/1000)",
 		       CONTROL_MIN);
