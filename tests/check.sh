@@ -198,12 +198,28 @@ checkpatch_all() {
 	done
 	return "$bad"
 }
+# series_numbered: patch I of the N in the series is '[PATCH I/N]'.
+series_numbered() {
+	local i n=${#SERIES[@]} want got bad=0
+	for i in "${!SERIES[@]}"; do
+		want="[PATCH $((i + 1))/$n]"
+		got=$(sed -n 's/^Subject: \(\[PATCH[^]]*\]\).*/\1/p' "${SERIES[i]}" | head -n 1)
+		if [ "$got" = "$want" ]; then
+			echo "$(basename "${SERIES[i]}"): $got"
+		else
+			echo "$(basename "${SERIES[i]}"): ${got:-no [PATCH] prefix}, expected $want"
+			bad=1
+		fi
+	done
+	return "$bad"
+}
 for l in $(lines); do
 	stage_start "series $l: prepare, checkpatch, reproduce the source"
 	use_line "$l"
 	t prepare_work_tree on_line "$l" "$ROOT/scripts/prepare-tree.sh"
 	grep -E 'work tree (ready|.* is up to date)' "$CHK/$SUITE.prepare_work_tree.log" | sed 's/^/         /' || true
 	t checkpatch_strict checkpatch_all
+	t series_numbered series_numbered
 	t series_reproduces_source check_reproduces "$WT"
 	grep -E '^(kernel/sched/ of|intended)' "$CHK/$SUITE.series_reproduces_source.log" | sed 's/^/         /' || true
 	t test_patches_match_sources on_line "$l" "$ROOT/scripts/gen-test-patches.sh" --check
