@@ -3,8 +3,8 @@
  * KUnit tests for two CFS fast paths:
  *
  *  - update_tg_load_avg() (and, since v6.8, clear_tg_load_avg()) leave
- *    root_task_group alone: nothing reads its load_avg, so nothing
- *    should write it;
+ *    root_task_group alone: no scheduling decision reads its load_avg
+ *    (only sched/debug prints it), so nothing should write it;
  *  - the root domain's overload indicator: add_nr_running() sets it when
  *    a runqueue reaches two tasks, update_sd_lb_stats() recomputes it
  *    from the runqueues of the top-level domain only, and (since v6.10,
@@ -45,11 +45,19 @@
  *
  * The write counts use a hardware watchpoint (a wide perf breakpoint on
  * every CPU): each count is exact, not inferred from a value read later.
+ *
+ * The suite sched_fair_model states the set side of the indicator and the
+ * task group update as small pure functions (the specification) and
+ * checks the kernel's functions against them over whole input spaces,
+ * values and write counts both.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
 #include <linux/sched/isolation.h>
 
 #ifdef CONFIG_SMP
@@ -115,7 +123,22 @@ struct sched_fair_test_watch {
 	atomic_long_t last;	/* the value after the last write */
 };
 
-#ifdef CONFIG_HAVE_HW_BREAKPOINT
+/*
+ * x86 data breakpoints trap after the write, with the new value in place,
+ * and return to the next instruction: every write is counted once. That
+ * is not known to hold elsewhere (on arm64 the watchpoint traps before
+ * the store, and the kernel steps over it only for the default overflow
+ * handler, so with this one the same store would trap again and again):
+ * there the cases that count writes skip, and the model cases check
+ * values only.
+ */
+#if defined(CONFIG_HAVE_HW_BREAKPOINT) && defined(CONFIG_X86)
+#define SFT_WATCH_TRAPS_AFTER_WRITE	1
+#else
+#define SFT_WATCH_TRAPS_AFTER_WRITE	0
+#endif
+
+#if SFT_WATCH_TRAPS_AFTER_WRITE
 static long sched_fair_test_watch_value(const struct sched_fair_test_watch *w)
 {
 	if (w->len == 1)
@@ -142,9 +165,10 @@ static void sched_fair_test_watch_stop(void *data)
 {
 	struct sched_fair_test_watch *w = data;
 
-	if (w->bp)
+	if (w && w->bp)
 		unregister_wide_hw_breakpoint(w->bp);
-	w->bp = NULL;
+	if (w)
+		w->bp = NULL;
 }
 
 /*
@@ -182,7 +206,7 @@ static void sched_fair_test_watch_stop(void *data)
 static struct sched_fair_test_watch *
 sched_fair_test_watch(struct kunit *test, const void *addr, int len)
 {
-	kunit_skip(test, "needs hardware breakpoints (CONFIG_HAVE_HW_BREAKPOINT)");
+	kunit_skip(test, "needs x86 write watchpoints (trap after the write) to count writes");
 	return NULL;
 }
 #endif
@@ -292,7 +316,7 @@ static void sched_fair_test_child_tg_rate_limited(struct kunit *test)
 
 	do {
 		if (tries++ == 20)
-			kunit_skip(test, "no two calls within 1 ms in 20 tries (last %llu ns)",
+			kunit_skip(test, "precondition: 20 tries, none within 1 ms (last %llu ns)",
 				   took);
 		tg = sched_fair_test_tg(test, 0);
 		cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, 2 * SFT_CONTRIB);
@@ -590,7 +614,7 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 			return sched_fair_test_get(lb->dst_rq->rd);
 	}
 	/* The precondition, not the mechanism: say so and skip the case. */
-	kunit_skip(test, "CPUs %d and %d never held 1 and %u tasks in %d tries (last: %u and %u)",
+	kunit_skip(test, "precondition: CPUs %d, %d never had 1, %u tasks (%d tries; last %u, %u)",
 		   cpu_of(rq_a), cpu_of(rq_b), nr_b, tries, seen_a, seen_b);
 	return flag;
 }
@@ -843,10 +867,294 @@ static struct kunit_suite sched_fair_write_count_suite = {
 	.test_cases = sched_fair_write_count_cases,
 };
 
+/* ---- the specification as a model, checked over the input space -------- */
+
+/*
+ * Each property below states what the series specifies, as a small pure
+ * function, and drives the kernel's own function over every input of a
+ * small space (and a seeded pseudo-random sample of a large one), then
+ * compares the two: the indicator or load_avg after the call, and, where
+ * a watchpoint can be set, the number of writes the call made. A case
+ * prints how many inputs it checked; a mismatch prints the input. The
+ * seed is random unless fair.sft_seed=N is on the kernel command line,
+ * which replays a run.
+ */
+static unsigned int sft_seed;
+module_param(sft_seed, uint, 0444);
+MODULE_PARM_DESC(sft_seed, "seed of the fair KUnit model cases (0: a random one)");
+
+struct sched_fair_test_check {
+	struct kunit *test;
+	const char *what;
+	unsigned int checked, mismatches;
+	u32 seed;
+	struct rnd_state rnd;
+};
+
+static void sched_fair_test_check_init(struct kunit *test, struct sched_fair_test_check *c,
+				       const char *what)
+{
+	c->test = test;
+	c->what = what;
+	c->checked = 0;
+	c->mismatches = 0;
+	c->seed = sft_seed ?: get_random_u32() ?: 1;
+	prandom_seed_state(&c->rnd, c->seed);
+}
+
+/* A random number in [lo, hi]. */
+static u32 sched_fair_test_rand(struct sched_fair_test_check *c, u32 lo, u32 hi)
+{
+	return lo + prandom_u32_state(&c->rnd) % (hi - lo + 1);
+}
+
+static void sched_fair_test_check_end(struct sched_fair_test_check *c)
+{
+	kunit_info(c->test, "%s: checked %u cases, %u mismatches, seed %u\n",
+		   c->what, c->checked, c->mismatches, c->seed);
+	KUNIT_EXPECT_EQ_MSG(c->test, c->mismatches, 0U,
+			    "%s: the kernel and the model disagree (fair.sft_seed=%u replays)",
+			    c->what, c->seed);
+}
+
+/* One comparison of @name; the first few mismatches print their input. */
+static __printf(5, 6) void sched_fair_test_match(struct sched_fair_test_check *c,
+						 const char *name, long got, long want,
+						 const char *fmt, ...)
+{
+	char input[128];
+	va_list args;
+
+	c->checked++;
+	if (got == want || c->mismatches++ >= 8)
+		return;
+	va_start(args, fmt);
+	vsnprintf(input, sizeof(input), fmt, args);
+	va_end(args);
+	kunit_err(c->test, "%s: %s is %ld, the model says %ld; %s\n",
+		  c->what, name, got, want, input);
+}
+
+/* Writes counted by @w since @since, or -1 (and none expected) without @w. */
+static int sched_fair_test_writes(struct sched_fair_test_watch *w, int since)
+{
+	return w ? atomic_read(&w->writes) - since : -1;
+}
+
+static int sched_fair_test_writes_now(struct sched_fair_test_watch *w)
+{
+	return w ? atomic_read(&w->writes) : 0;
+}
+
+/*
+ * Model of the set side: add_nr_running() marks the root domain
+ * overloaded iff its runqueue goes from fewer than 2 tasks to 2 or more;
+ * sub_nr_running() never touches the mark; a write happens only when
+ * the mark changes (it is read first).
+ */
+static bool sched_fair_test_model_add(unsigned int prev, unsigned int count, bool flag)
+{
+	return flag || (prev < 2 && prev + count >= 2);
+}
+
+/* One add (@add) or sub of @count on @rq holding @prev tasks, flag @flag. */
+static void sched_fair_test_set_step(struct sched_fair_test_check *c, struct rq *rq,
+				     struct sched_fair_test_watch *w, bool add,
+				     unsigned int prev, unsigned int count, bool flag)
+{
+	bool want = add ? sched_fair_test_model_add(prev, count, flag) : flag;
+	int since;
+
+	rq->nr_running = prev;
+	if (sched_fair_test_get(rq->rd) != flag)
+		rq->rd->SFT_RD_FLAG = flag;
+	since = sched_fair_test_writes_now(w);
+	if (add)
+		add_nr_running(rq, count);
+	else
+		sub_nr_running(rq, count);
+	sched_fair_test_match(c, "the flag", sched_fair_test_get(rq->rd), want,
+			      "%s_nr_running(%u) at %u tasks, flag %d",
+			      add ? "add" : "sub", count, prev, flag);
+	sched_fair_test_match(c, "nr_running", rq->nr_running, add ? prev + count : prev - count,
+			      "%s_nr_running(%u) at %u tasks", add ? "add" : "sub", count, prev);
+	if (w)
+		sched_fair_test_match(c, "writes of the flag", sched_fair_test_writes(w, since),
+				      want != flag, "%s_nr_running(%u) at %u tasks, flag %d",
+				      add ? "add" : "sub", count, prev, flag);
+}
+
+static void sched_fair_test_model_set_side(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_rq(test);
+	struct sched_fair_test_watch *w = NULL;
+	struct sched_fair_test_check c;
+	unsigned int prev, count, i, n;
+	bool add;
+	int flag;
+
+#if SFT_WATCH_TRAPS_AFTER_WRITE
+	w = sched_fair_test_watch(test, &rq->rd->SFT_RD_FLAG, sizeof(rq->rd->SFT_RD_FLAG));
+#endif
+	sched_fair_test_check_init(test, &c, "add_nr_running/sub_nr_running");
+	/* Every add of 1..3 at 0..4 tasks, every sub at 1..4, either flag. */
+	for (flag = 0; flag <= 1; flag++) {
+		for (prev = 0; prev <= 4; prev++)
+			for (count = 1; count <= 3; count++)
+				sched_fair_test_set_step(&c, rq, w, true, prev, count, flag);
+		for (prev = 1; prev <= 4; prev++)
+			for (count = 1; count <= prev; count++)
+				sched_fair_test_set_step(&c, rq, w, false, prev, count, flag);
+	}
+	/* Random runs of adds and subs; a balance pass clears now and then. */
+	for (n = 0; n < 200; n++) {
+		prev = 0;
+		flag = 0;
+		for (i = 0; i < 16; i++) {
+			add = !prev || sched_fair_test_rand(&c, 0, 2);
+			count = sched_fair_test_rand(&c, 1, add ? 3 : prev);
+			if (!sched_fair_test_rand(&c, 0, 4))
+				flag = 0;
+			sched_fair_test_set_step(&c, rq, w, add, prev, count, flag);
+			prev = rq->nr_running;
+			flag = sched_fair_test_get(rq->rd);
+		}
+	}
+	sched_fair_test_watch_stop(w);
+	if (!w)
+		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
+	sched_fair_test_check_end(&c);
+}
+
+/*
+ * Model of the task group side: a cfs_rq of root_task_group never moves
+ * the group's load_avg nor its own tg_load_avg_contrib; for any other
+ * group, an update outside the rate limit's window (where the line has
+ * one) moves load_avg by load - contrib and records load as contrib iff
+ * |load - contrib| > contrib / 64, and a clear (where the line has one)
+ * takes contrib out and records 0.
+ */
+static bool sched_fair_test_model_update(bool root, unsigned long contrib, unsigned long load)
+{
+	long delta = (long)load - (long)contrib;
+
+	return !root && abs(delta) > contrib / 64;
+}
+
+/* One update (or, with @clear, a clear) of a fresh cfs_rq of @tg. */
+static void sched_fair_test_tg_step(struct sched_fair_test_check *c, struct task_group *tg,
+				    struct sched_fair_test_watch *w, bool clear,
+				    unsigned long contrib, unsigned long load)
+{
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(c->test, tg, contrib, load);
+	bool root = tg == &root_task_group;
+	long before = atomic_long_read(&tg->load_avg), want_tg = before;
+	unsigned long want_contrib = contrib;
+	int since = sched_fair_test_writes_now(w);
+	bool moves;
+
+	if (clear) {
+		moves = !root;
+		if (moves) {
+			want_tg -= contrib;
+			want_contrib = 0;
+		}
+#if SFT_HAVE_CLEAR
+		clear_tg_load_avg(cfs_rq);
+#endif
+	} else {
+		moves = sched_fair_test_model_update(root, contrib, load);
+		if (moves) {
+			want_tg += (long)load - (long)contrib;
+			want_contrib = load;
+		}
+		update_tg_load_avg(cfs_rq);
+	}
+	sched_fair_test_match(c, "tg->load_avg", atomic_long_read(&tg->load_avg), want_tg,
+			      "%s, %s group, contrib %lu, load %lu", clear ? "clear" : "update",
+			      root ? "root" : "child", contrib, load);
+	sched_fair_test_match(c, "tg_load_avg_contrib", cfs_rq->tg_load_avg_contrib, want_contrib,
+			      "%s, %s group, contrib %lu, load %lu", clear ? "clear" : "update",
+			      root ? "root" : "child", contrib, load);
+	if (w)
+		sched_fair_test_match(c, "writes of tg->load_avg", sched_fair_test_writes(w, since),
+				      moves, "%s, %s group, contrib %lu, load %lu",
+				      clear ? "clear" : "update", root ? "root" : "child",
+				      contrib, load);
+	/* Undo what a wrong kernel did to the real root group. */
+	if (root && atomic_long_read(&tg->load_avg) != before)
+		atomic_long_set(&tg->load_avg, before);
+}
+
+static void sched_fair_test_model_tg_side(struct kunit *test)
+{
+	static const unsigned long contribs[] = {
+		0, 1, 63, 64, 65, 127, 128, 6400, 6463, 1UL << 20
+	};
+	struct task_group *child = sched_fair_test_tg(test, 0);
+	struct task_group *tgs[] = { child, &root_task_group };
+	struct sched_fair_test_watch *w[2] = { NULL, NULL };
+	struct sched_fair_test_check c;
+	long deltas[10], t;
+	unsigned int i, j, g, n;
+	unsigned long contrib;
+
+#if SFT_WATCH_TRAPS_AFTER_WRITE
+	w[0] = sched_fair_test_watch(test, &child->load_avg, 8);
+	w[1] = sched_fair_test_watch(test, &root_task_group.load_avg, 8);
+#endif
+	sched_fair_test_check_init(test, &c, "update_tg_load_avg/clear_tg_load_avg");
+	for (g = 0; g < 2; g++) {
+		/* Every contrib above, at and around its threshold, both ways. */
+		for (i = 0; i < ARRAY_SIZE(contribs); i++) {
+			contrib = contribs[i];
+			t = contrib / 64;
+			deltas[0] = 0;
+			deltas[1] = 1;
+			deltas[2] = -1;
+			deltas[3] = t;
+			deltas[4] = -t;
+			deltas[5] = t + 1;
+			deltas[6] = -t - 1;
+			deltas[7] = 2 * t + 5;
+			deltas[8] = -2 * t - 5;
+			deltas[9] = 1000;
+			for (j = 0; j < ARRAY_SIZE(deltas); j++)
+				if ((long)contrib + deltas[j] >= 0)
+					sched_fair_test_tg_step(&c, tgs[g], w[g], false, contrib,
+								contrib + deltas[j]);
+			if (SFT_HAVE_CLEAR)
+				sched_fair_test_tg_step(&c, tgs[g], w[g], true, contrib, contrib);
+		}
+		/* Random contributions and loads, up to 2^20. */
+		for (n = 0; n < 1000; n++)
+			sched_fair_test_tg_step(&c, tgs[g], w[g], false,
+						sched_fair_test_rand(&c, 0, 1U << 20),
+						sched_fair_test_rand(&c, 0, 1U << 20));
+	}
+	sched_fair_test_watch_stop(w[0]);
+	sched_fair_test_watch_stop(w[1]);
+	if (!w[0])
+		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
+	sched_fair_test_check_end(&c);
+}
+
+static struct kunit_case sched_fair_model_cases[] = {
+	SFT_CASE(model_set_side),
+	SFT_CASE(model_tg_side),
+	{}
+};
+
+static struct kunit_suite sched_fair_model_suite = {
+	.name = "sched_fair_model",
+	.test_cases = sched_fair_model_cases,
+};
+
 kunit_test_suites(&sched_fair_tg_load_avg_suite,
 		  &sched_fair_overload_set_suite,
 		  &sched_fair_overload_recompute_suite,
-		  &sched_fair_write_count_suite);
+		  &sched_fair_write_count_suite,
+		  &sched_fair_model_suite);
 
 #else /* !CONFIG_SMP */
 

@@ -305,7 +305,13 @@ busy_stop() {
 # partner wakeups.
 newidle_figures() {
 	tr -d '\r' <"$1" 2>/dev/null | awk '
+		function flush() {
+			if (light != "" || ctrl != "")
+				printf "%s\t%s\t%s\n", light != "" ? light : "-", ctrl != "" ? ctrl : "-", late != "" ? late : "-"
+			light = ctrl = late = ""
+		}
 		/light load: [0-9]+ newly-idle balance attempts/ {
+			flush()
 			for (i = 1; i <= NF; i++) if ($i == "=") light = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
 		}
 		/overload control: [0-9]+ newly-idle balance attempts/ {
@@ -313,7 +319,6 @@ newidle_figures() {
 		}
 		/overload control: [0-9]+ wakeups of a partner/ {
 			for (i = 1; i <= NF; i++) if ($i == "wakeups") late = $(i - 1)
-			printf "%s\t%s\t%s\n", light ? light : "-", ctrl ? ctrl : "-", late
-			light = ctrl = late = ""
-		}'
+		}
+		END { flush() }'
 }

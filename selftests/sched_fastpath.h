@@ -207,12 +207,14 @@ static inline void sfp_kill(pid_t *pids, int n)
 
 /*
  * The newly-idle balance cost (max_newidle_lb_cost, ns) of each of one
- * CPU's sched domains: SCHED_DEBUG's debugfs files, kept open for writing.
- * Opening and closing them every few milliseconds disturbs the CPUs under
- * test (more idle entries), writing to an open one does not.
+ * CPU's sched domains: SCHED_DEBUG's debugfs files, kept open. Opening
+ * and closing them every few milliseconds disturbs the CPUs under test
+ * (more idle entries), writing to an open one does not. The values read
+ * at open are written back at close.
  */
 struct sfp_cost_files {
 	int fd[SFP_MAX_DOMAINS];
+	char saved[SFP_MAX_DOMAINS][32];
 	int n;
 };
 
@@ -220,23 +222,34 @@ struct sfp_cost_files {
 static inline int sfp_cost_open(struct sfp_cost_files *f, int cpu)
 {
 	char path[128];
+	ssize_t len;
 	int fd;
 
 	for (f->n = 0; f->n < SFP_MAX_DOMAINS; f->n++) {
 		snprintf(path, sizeof(path),
 			 SCHED_DOMAINS_DIR "/cpu%d/domain%d/max_newidle_lb_cost", cpu, f->n);
-		fd = open(path, O_WRONLY);
+		fd = open(path, O_RDWR);
 		if (fd < 0)
 			break;
+		len = pread(fd, f->saved[f->n], sizeof(f->saved[0]) - 1, 0);
+		f->saved[f->n][len > 0 ? len : 0] = '\0';
 		f->fd[f->n] = fd;
 	}
 	return f->n;
 }
 
+/* Put back the costs read at open, and close. */
 static inline void sfp_cost_close(struct sfp_cost_files *f)
 {
-	while (f->n > 0)
-		close(f->fd[--f->n]);
+	ssize_t ret = 0;
+
+	while (f->n > 0) {
+		f->n--;
+		if (f->saved[f->n][0])
+			ret |= pwrite(f->fd[f->n], f->saved[f->n], strlen(f->saved[f->n]), 0);
+		close(f->fd[f->n]);
+	}
+	(void)ret;	/* a teardown has nothing more to do on failure */
 }
 
 /* Forget the recorded costs. Returns how many writes failed. */
@@ -305,11 +318,19 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
 	return n;
 }
 
-/* Per-CPU counters from /proc/schedstat that the newidle test needs. */
+/*
+ * Per-CPU counters from /proc/schedstat that the newidle test needs. A
+ * newly-idle balance walks the CPU's domains from the lowest level up,
+ * each level counting its own lb_count: the lowest level's count is the
+ * number of balance attempts, the sum over levels the number of levels
+ * visited.
+ */
 struct sfp_schedstat {
 	int version;
 	unsigned long long goidle[SFP_MAX_CPUS];	/* idle entries */
-	unsigned long long newidle_lb[SFP_MAX_CPUS];	/* sum over domains */
+	unsigned long long newidle_lb[SFP_MAX_CPUS];	/* domain0: attempts */
+	unsigned long long newidle_lb_levels[SFP_MAX_CPUS];	/* sum over domains */
+	int nlevels[SFP_MAX_CPUS];
 };
 
 /*
@@ -367,7 +388,9 @@ static inline int sfp_read_schedstat(struct sfp_schedstat *s)
 			fclose(f);
 			return -EINVAL;
 		}
-		s->newidle_lb[cpu] += strtoull(tok, NULL, 10);
+		if (!s->nlevels[cpu]++)
+			s->newidle_lb[cpu] = strtoull(tok, NULL, 10);
+		s->newidle_lb_levels[cpu] += strtoull(tok, NULL, 10);
 	}
 	fclose(f);
 	return s->version ? 0 : -EINVAL;
