@@ -886,7 +886,7 @@ MODULE_PARM_DESC(sft_seed, "seed of the fair KUnit model cases (0: a random one)
 struct sched_fair_test_check {
 	struct kunit *test;
 	const char *what;
-	unsigned int checked, mismatches;
+	unsigned int inputs, checked, mismatches;
 	u32 seed;
 	struct rnd_state rnd;
 };
@@ -896,6 +896,7 @@ static void sched_fair_test_check_init(struct kunit *test, struct sched_fair_tes
 {
 	c->test = test;
 	c->what = what;
+	c->inputs = 0;
 	c->checked = 0;
 	c->mismatches = 0;
 	c->seed = sft_seed ?: get_random_u32() ?: 1;
@@ -910,8 +911,8 @@ static u32 sched_fair_test_rand(struct sched_fair_test_check *c, u32 lo, u32 hi)
 
 static void sched_fair_test_check_end(struct sched_fair_test_check *c)
 {
-	kunit_info(c->test, "%s: checked %u cases, %u mismatches, seed %u\n",
-		   c->what, c->checked, c->mismatches, c->seed);
+	kunit_info(c->test, "%s: checked %u cases (%u comparisons), %u mismatches, seed %u\n",
+		   c->what, c->inputs, c->checked, c->mismatches, c->seed);
 	KUNIT_EXPECT_EQ_MSG(c->test, c->mismatches, 0U,
 			    "%s: the kernel and the model disagree (fair.sft_seed=%u replays)",
 			    c->what, c->seed);
@@ -965,6 +966,7 @@ static void sched_fair_test_set_step(struct sched_fair_test_check *c, struct rq 
 	bool want = add ? sched_fair_test_model_add(prev, count, flag) : flag;
 	int since;
 
+	c->inputs++;
 	rq->nr_running = prev;
 	if (sched_fair_test_get(rq->rd) != flag)
 		rq->rd->SFT_RD_FLAG = flag;
@@ -1053,6 +1055,7 @@ static void sched_fair_test_tg_step(struct sched_fair_test_check *c, struct task
 	int since = sched_fair_test_writes_now(w);
 	bool moves;
 
+	c->inputs++;
 	if (clear) {
 		moves = !root;
 		if (moves) {
