@@ -62,7 +62,7 @@
  * catch.
  */
 #define LIGHT_MAX	100	/* per mille */
-#define CONTROL_MIN	500	/* per mille */
+#define CONTROL_MIN	250	/* per mille */
 #define PARTNER_S	0.0003
 #define PARTNER_WAIT_S	0.050
 
