@@ -25,8 +25,10 @@ help:
 	@echo "                (BUSY busy loops on the host meanwhile)"
 	@echo "make race [BOOTS=4] [RACE_SECONDS=60]  the sched/debug race of 6.12.117:"
 	@echo "                lockdep check and oops rate, without and with patch 1"
-	@echo "make stress [MIN=10] [STRESS_KERNELS=patched]  debug kernel: KUnit, kselftests,"
-	@echo "                then MIN minutes of hotplug, cgroup, affinity and fork stress"
+	@echo "make stress [MIN=10 | STRESS_SECONDS=20] [RUNS=1] [BUSY=0] [STRESS_KERNELS=patched]"
+	@echo "                debug kernel: KUnit, kselftests, then MIN minutes of hotplug,"
+	@echo "                cgroup, affinity and fork stress; RUNS boots, tallied, with"
+	@echo "                BUSY busy loops on the host"
 	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
@@ -77,9 +79,11 @@ race: prepare
 	scripts/race.sh -n $(BOOTS) -d $(RACE_SECONDS)
 
 MIN ?= 10
+STRESS_SECONDS ?=
+RUNS ?= 1
 STRESS_KERNELS ?= patched
 stress: prepare
-	scripts/stress.sh -m $(MIN) $(STRESS_KERNELS)
+	scripts/stress.sh $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
 
 VCPUS ?= 2 4 8
 DURATION ?= 5

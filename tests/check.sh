@@ -417,7 +417,7 @@ if [ -z "$QUICK" ]; then
 
 	stage_start "bench: smoke A/B round"
 	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
-	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
+	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check|check not made' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
 	mkdir -p "$CHK/bench-used"
 	: >"$CHK/bench-used/earlier-run"
 	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"
