@@ -311,8 +311,10 @@ newidle_figures() {
 			light = ctrl = late = ""
 		}
 		/light load: [0-9]+ newly-idle balance attempts/ {
-			flush()
-			for (i = 1; i <= NF; i++) if ($i == "=") light = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
+			# a second try of the same run: listed after the first
+			if (ctrl != "") flush()
+			prefix = light != "" ? light "," : ""
+			for (i = 1; i <= NF; i++) if ($i == "=") light = prefix $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
 		}
 		/overload control: [0-9]+ newly-idle balance attempts/ {
 			for (i = 1; i <= NF; i++) if ($i == "=") ctrl = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"

@@ -328,6 +328,7 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
 struct sfp_schedstat {
 	int version;
 	unsigned long long goidle[SFP_MAX_CPUS];	/* idle entries */
+	unsigned long long run_delay;	/* ns tasks waited to run, all CPUs */
 	unsigned long long newidle_lb[SFP_MAX_CPUS];	/* domain0: attempts */
 	unsigned long long newidle_lb_levels[SFP_MAX_CPUS];	/* sum over domains */
 	int nlevels[SFP_MAX_CPUS];
@@ -339,7 +340,8 @@ struct sfp_schedstat {
  * idle and 16 busy, idle, newly idle: either way lb_count of the newly
  * idle type is field 2 * 8. Version 17 adds the domain name before the
  * mask and has 11 counters per type, so it is field 2 * 11 after the mask.
- * On every version sched_goidle is the 4th number on the "cpuN" line.
+ * On every version sched_goidle is the 4th number on the "cpuN" line and
+ * run_delay (ns that tasks waited on the runqueue) the 8th.
  */
 static inline int sfp_read_schedstat(struct sfp_schedstat *s)
 {
@@ -354,15 +356,16 @@ static inline int sfp_read_schedstat(struct sfp_schedstat *s)
 		if (sscanf(line, "version %d", &s->version) == 1)
 			continue;
 		if (!strncmp(line, "cpu", 3)) {
-			unsigned long long v[4];
+			unsigned long long v[8];
 
-			if (sscanf(line, "cpu%d %llu %llu %llu %llu", &cpu,
-				   &v[0], &v[1], &v[2], &v[3]) != 5 ||
+			if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
 			    cpu < 0 || cpu >= SFP_MAX_CPUS) {
 				cpu = -1;
 				continue;
 			}
 			s->goidle[cpu] = v[3];
+			s->run_delay += v[7];
 			continue;
 		}
 		if (strncmp(line, "domain", 6) || cpu < 0)

@@ -62,6 +62,16 @@
  * catch.
  */
 #define LIGHT_MAX	100	/* per mille */
+/*
+ * The light load needs the rest of the system quiet: any other task that
+ * shares a CPU is a 1 -> 2 transition, which sets the indicator. Soon
+ * after boot the kernel's own threads do that (the debug kernel's, with
+ * the host's cores shared: 0.145 once, 0.003-0.012 in the same boots'
+ * later runs). That is transient, a wrong indicator is not (0.61-1.00
+ * for the kernels that leave it set): a figure above the limit is
+ * measured again, up to LIGHT_TRIES times, and every try is logged.
+ */
+#define LIGHT_TRIES	3
 #define CONTROL_MIN	250	/* per mille */
 #define PARTNER_S	0.0003
 #define PARTNER_WAIT_S	0.050
@@ -75,6 +85,7 @@ struct load {
 	struct sfp_cost_files cost[SFP_MAX_CPUS / 2];	/* of the loaded CPUs */
 	/* results */
 	unsigned long long lb, idle;
+	unsigned long long run_delay;	/* ns tasks waited, every CPU */
 	unsigned long long lb_levels;	/* lb_count summed over the levels */
 	int levels;			/* domain levels of the loaded CPUs */
 	int resets, reset_failed;	/* cost file writes while measuring */
@@ -310,6 +321,7 @@ static int run_load(struct load *l, bool overload)
 	l->lb = 0;
 	l->lb_levels = 0;
 	l->idle = 0;
+	l->run_delay = b->run_delay - a->run_delay;
 	l->version = b->version;
 	for (i = 0; i < l->nworkers; i++) {
 		c = l->cpus[i];
@@ -336,6 +348,7 @@ static void log_load(struct __test_metadata *_metadata, const char *what, struct
 	       what, l->nworkers, l->ncpus, l->version, l->levels, l->lb_levels);
 	TH_LOG("%s: %d writes of 0 to their max_newidle_lb_cost, %d failed",
 	       what, l->resets, l->reset_failed);
+	TH_LOG("%s: tasks waited to run %llu us in all, on every CPU", what, l->run_delay / 1000);
 }
 
 /* The preconditions of a measurement: false fails the test, with why. */
@@ -356,17 +369,24 @@ static bool measured(struct __test_metadata *_metadata, struct load *l)
 
 TEST_F(newidle, light_load_skips_balance)
 {
+	int try;
+
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
 		return;
 	}
 	if (self->skip_reason)
 		SKIP(return, "%s", self->skip_reason);
-	EXPECT_EQ(0, run_load(&self->l, false))
-		return;
-	log_load(_metadata, "light load", &self->l);
-	if (!measured(_metadata, &self->l))
-		return;
+	for (try = 1;; try++) {
+		EXPECT_EQ(0, run_load(&self->l, false))
+			return;
+		log_load(_metadata, "light load", &self->l);
+		if (!measured(_metadata, &self->l))
+			return;
+		if (per_mille(&self->l) <= LIGHT_MAX || try == LIGHT_TRIES)
+			break;
+		TH_LOG("light load: above the limit in try %d of %d; again", try, LIGHT_TRIES);
+	}
 	EXPECT_LE(per_mille(&self->l), LIGHT_MAX)
 		TH_LOG("newly-idle balance ran while no CPU had two tasks (limit %d/1000)",
 		       LIGHT_MAX);
