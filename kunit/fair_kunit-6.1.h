@@ -20,6 +20,7 @@
 #define SFT_STORE_READS_FIRST	0
 #define SFT_HAVE_CLEAR		0
 #define SFT_HAVE_RATE_LIMIT	0
+#define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {

@@ -67,6 +67,8 @@
 
 /* Case names without the prefix that the functions carry. */
 #define SFT_CASE(case) { .run_case = sched_fair_test_##case, .name = #case }
+/* A case that may run for a second or more (where KUnit knows speeds). */
+#define SFT_CASE_SLOW(case) { .run_case = sched_fair_test_##case, .name = #case, SFT_SPEED_SLOW }
 
 /* A contribution of 6400 moves tg->load_avg only for changes above 100. */
 #define SFT_CONTRIB	6400UL
@@ -213,12 +215,11 @@ sched_fair_test_watch(struct kunit *test, const void *addr, int len)
 
 /* ---- task group load_avg ----------------------------------------------- */
 
-static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
-					     unsigned long contrib, unsigned long load)
+/* Set @cfs_rq up as a fresh cfs_rq of @tg: see sched_fair_test_cfs_rq(). */
+static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
+					unsigned long contrib, unsigned long load)
 {
-	struct cfs_rq *cfs_rq = kunit_kzalloc(test, sizeof(*cfs_rq), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, cfs_rq);
+	memset(cfs_rq, 0, sizeof(*cfs_rq));
 	cfs_rq->tg = tg;
 	/* Only cpu_of() and sched_clock_cpu() of this runqueue are used. */
 	cfs_rq->rq = cpu_rq(cpumask_first(cpu_active_mask));
@@ -228,6 +229,15 @@ static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_gro
 	/* Last propagated at boot: the 1 ms rate limit does not apply. */
 	cfs_rq->last_update_tg_load_avg = 0;
 #endif
+}
+
+static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
+					     unsigned long contrib, unsigned long load)
+{
+	struct cfs_rq *cfs_rq = kunit_kzalloc(test, sizeof(*cfs_rq), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, cfs_rq);
+	sched_fair_test_cfs_rq_init(cfs_rq, tg, contrib, load);
 	return cfs_rq;
 }
 
@@ -1068,18 +1078,18 @@ static bool sched_fair_test_model_update(bool root, unsigned long contrib, unsig
 	return !root && abs(delta) > contrib / 64;
 }
 
-/* One update (or, with @clear, a clear) of a fresh cfs_rq of @tg. */
+/* One update (or, with @clear, a clear) of @cfs_rq, made a fresh one of @tg. */
 static void sched_fair_test_tg_step(struct sched_fair_test_check *c, struct task_group *tg,
-				    struct sched_fair_test_watch *w, bool clear,
-				    unsigned long contrib, unsigned long load)
+				    struct cfs_rq *cfs_rq, struct sched_fair_test_watch *w,
+				    bool clear, unsigned long contrib, unsigned long load)
 {
-	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(c->test, tg, contrib, load);
 	bool root = tg == &root_task_group;
 	long before = atomic_long_read(&tg->load_avg), want_tg = before;
 	unsigned long want_contrib = contrib;
 	bool moves;
 	int mark[2];
 
+	sched_fair_test_cfs_rq_init(cfs_rq, tg, contrib, load);
 	c->inputs++;
 	sched_fair_test_mark(w, mark);
 	if (clear) {
@@ -1121,6 +1131,7 @@ static void sched_fair_test_model_tg_side(struct kunit *test)
 	};
 	struct task_group *child = sched_fair_test_tg(test, 0);
 	struct task_group *tgs[] = { child, &root_task_group };
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, child, 0, 0);
 	struct sched_fair_test_watch *w[2] = { NULL, NULL };
 	struct sched_fair_test_check c;
 	long deltas[10], t;
@@ -1149,14 +1160,15 @@ static void sched_fair_test_model_tg_side(struct kunit *test)
 			deltas[9] = 1000;
 			for (j = 0; j < ARRAY_SIZE(deltas); j++)
 				if ((long)contrib + deltas[j] >= 0)
-					sched_fair_test_tg_step(&c, tgs[g], w[g], false, contrib,
-								contrib + deltas[j]);
+					sched_fair_test_tg_step(&c, tgs[g], cfs_rq, w[g], false,
+								contrib, contrib + deltas[j]);
 			if (SFT_HAVE_CLEAR)
-				sched_fair_test_tg_step(&c, tgs[g], w[g], true, contrib, contrib);
+				sched_fair_test_tg_step(&c, tgs[g], cfs_rq, w[g], true, contrib,
+							contrib);
 		}
 		/* Random contributions and loads, up to 2^20. */
 		for (n = 0; n < 1000; n++)
-			sched_fair_test_tg_step(&c, tgs[g], w[g], false,
+			sched_fair_test_tg_step(&c, tgs[g], cfs_rq, w[g], false,
 						sched_fair_test_rand(&c, 0, 1U << 20),
 						sched_fair_test_rand(&c, 0, 1U << 20));
 	}
@@ -1168,8 +1180,8 @@ static void sched_fair_test_model_tg_side(struct kunit *test)
 }
 
 static struct kunit_case sched_fair_model_cases[] = {
-	SFT_CASE(model_set_side),
-	SFT_CASE(model_tg_side),
+	SFT_CASE_SLOW(model_set_side),
+	SFT_CASE_SLOW(model_tg_side),
 	{}
 };
 
