@@ -26,9 +26,24 @@ schedstat_has_domains() {
 	head -n 1 /proc/schedstat
 	grep -q '^version ' /proc/schedstat && grep -q '^domain0 ' /proc/schedstat
 }
+# sched/debug lists a cfs_rq only while it is on its CPU's leaf list, and
+# an idle CPU's root cfs_rq decays off it: keep CPU 0 busy while reading.
 root_cfs_rq_observable() {
-	grep -q '^cfs_rq\[0\]:/$' /sys/kernel/debug/sched/debug &&
-		grep -q '\.tg_load_avg  *:' /sys/kernel/debug/sched/debug
+	taskset -c 0 sh -c 'while :; do :; done' &
+	busy=$!
+	ok=1
+	for _ in 1 2 3 4 5; do
+		usleep 200000
+		if grep -q '^cfs_rq\[0\]:/$' /sys/kernel/debug/sched/debug &&
+			grep -q '\.tg_load_avg  *:' /sys/kernel/debug/sched/debug; then
+			ok=0
+			break
+		fi
+	done
+	kill "$busy"
+	wait "$busy" 2>/dev/null
+	[ "$ok" = 0 ] || grep '^cfs_rq\[' /sys/kernel/debug/sched/debug | head -n 8
+	return "$ok"
 }
 echo "KTAP version 1"
 echo "1..1"
