@@ -73,7 +73,7 @@
  * measured again, up to LIGHT_TRIES times, and every try is logged.
  */
 #define LIGHT_TRIES	3
-#define CONTROL_MIN	150	/* per mille */
+#define CONTROL_MIN	120	/* per mille */
 #define PARTNER_S	0.0003
 #define PARTNER_WAIT_S	0.050
 
