@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What fair_kunit.c needs from the kernel line it is built in: Linux
- * 6.12.y. The same fair_kunit.c is kept for other lines, each with its
- * own copy of this header.
+ * 6.12.y, and the later lines the series is kept for (6.19, 7.1.y), where
+ * these names, types and paths are the same. The same fair_kunit.c is
+ * kept for older lines, each with its own copy of this header.
  *
  *  - The overload indicator is bool root_domain::overloaded, read and
  *    written through get_rd_overloaded() and set_rd_overloaded(); the

@@ -1199,12 +1199,13 @@ kunit_test_suites(&sched_fair_tg_load_avg_suite,
 #else /* !CONFIG_SMP */
 
 /*
- * Without SMP there is no load tracking of task groups and no root
- * domain: nothing here to test, which a run says rather than passing.
+ * Without SMP (on older lines: no load tracking of task groups and no
+ * root domain) the suites are not built, which a run says rather than
+ * passing.
  */
 static void sched_fair_test_needs_smp(struct kunit *test)
 {
-	kunit_skip(test, "needs CONFIG_SMP: no tg load tracking or root domain without it");
+	kunit_skip(test, "needs CONFIG_SMP: the suites are built for SMP kernels only");
 }
 
 static struct kunit_case sched_fair_fastpaths_cases[] = {

@@ -12,7 +12,9 @@ Merge the config fragments (default: kernel-config/base.config, then the
 tests' own kernel/sched/tests/.kunitconfig and
 tools/testing/selftests/sched/config where TREE has them) onto
 allnoconfig with TREE's scripts/kconfig/merge_config.sh into OBJDIR, fail
-if any requested option is missing from the final .config, then build
+if any requested option is missing from the final .config (but for
+those the line's series lists as absent, '# config absent:', which are
+named and left out), then build
 bzImage out of tree (O=OBJDIR) with ccache. Incremental: re-running after
 an edit rebuilds only what changed.
 
@@ -73,7 +75,22 @@ missing=$(cat "${FRAGS[@]}" | awk -v cfg="$OBJ/.config" '
 	/^# CONFIG_[A-Za-z0-9_]+ is not set/ {
 		split($2, a, "="); n = a[1]
 		for (v in have) if (index(v, n "=") == 1) { print $0 " (is " v ")"; break }
-	}')
+	}' | awk '!seen[$0]++')
+# An option the line does not have ('# config absent:' in its series:
+# the fragments serve every line, and options come and go between them)
+# is named and left out; any other missing option is an error.
+absent=" $(series_field "$LINE" "config absent") "
+if [ -n "$missing" ]; then
+	kept=
+	while IFS= read -r m; do
+		sym=$(printf '%s\n' "$m" | sed -E 's/^(# )?CONFIG_([A-Za-z0-9_]+)[= ].*/\2/')
+		case $absent in
+		*" $sym "*) say "CONFIG_$sym: not an option of the $LINE line (patches/$LINE/series): left out" ;;
+		*) kept+="$m"$'\n' ;;
+		esac
+	done <<<"$missing"
+	missing=${kept%$'\n'}
+fi
 if [ -n "$missing" ]; then
 	printf '%s\n' "$missing" | sed 's/^/  not in final .config: /' >&2
 	die "requested config options are missing from $OBJ/.config (unmet dependencies?)"

@@ -77,8 +77,51 @@ lines() {
 	done | sort -V | tr '\n' ' ' | sed 's/ $//'
 }
 
+# series_field LINE FIELD: the value of the line's '# FIELD: VALUE'
+# comment in patches/LINE/series (the line's data), or nothing.
+series_field() {
+	sed -n "s/^# $2: //p" "$PATCHES_TOP/$1/series" 2>/dev/null | head -n 1
+}
+
+# line_source LINE: the source taken for LINE when KSRC is not given:
+# \$SFP_SRC_<LINE> (6.19: SFP_SRC_6_19), else the tarball of the line's
+# Debian package ('# debian package:' in its series), else nothing.
+line_source() {
+	local var=SFP_SRC_${1//./_} pkg
+	if [ -n "${!var:-}" ]; then
+		echo "${!var}"
+		return
+	fi
+	pkg=$(series_field "$1" "debian package")
+	[ -z "$pkg" ] || echo "/usr/src/$pkg.tar.xz"
+}
+
+# line_source_hint LINE: how to give LINE a source, for messages.
+line_source_hint() {
+	local pkg
+	pkg=$(series_field "$1" "debian package")
+	if [ -n "$pkg" ]; then
+		echo "install $pkg (make setup), or give a tree as KSRC=/path/to/linux or SFP_SRC_${1//./_}=/path/to/linux"
+	else
+		echo "no Debian package carries $1: give a tree as KSRC=/path/to/linux or SFP_SRC_${1//./_}=/path/to/linux"
+	fi
+}
+
+# nearest_line VERSION: the line with a series closest below VERSION
+# (6.20.1: 6.19), else the lowest line above it.
+nearest_line() {
+	local l best=
+	for l in $(lines); do
+		if [ "$(printf '%s\n%s\n' "$l" "$1" | sort -V | head -n 1)" = "$l" ]; then
+			best=$l
+		fi
+	done
+	echo "${best:-$(lines | cut -d' ' -f1)}"
+}
+
 # select_line: set LINE (say 6.1), the series directory PATCHES, the build
-# directory BUILD, the line's default source DEFAULT_SRC and KNOWN_GOOD.
+# directory BUILD, the line's default source DEFAULT_SRC (line_source;
+# empty if it has none) and KNOWN_GOOD.
 # LINE comes from the environment, else from the version of $KSRC, else
 # it is DEFAULT_LINE (LINE_FROM says which). A source that does not exist or has no version is
 # left to the caller to report; a version with no line stops here.
@@ -96,7 +139,7 @@ select_line() {
 			LINE=$(echo "$v" | cut -d. -f1-2)
 			LINE_FROM=KSRC
 			[ -f "$PATCHES_TOP/$LINE/series" ] ||
-				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); LINE=X.Y forces one, see README 'Adding a kernel line'"
+				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); the nearest is $(nearest_line "$v"), LINE=$(nearest_line "$v") forces it (see README 'Adding a kernel line')"
 		else
 			LINE=$DEFAULT_LINE
 		fi
@@ -109,7 +152,7 @@ select_line() {
 	fi
 	SFP_LINE_BUILD=$BUILD
 	# shellcheck disable=SC2034 # used by the scripts that source this file
-	DEFAULT_SRC=/usr/src/linux-source-$LINE.tar.xz
+	DEFAULT_SRC=$(line_source "$LINE")
 	KNOWN_GOOD=$(sed -n 's/^# known good: //p' "$PATCHES_TOP/$LINE/series" | head -n 1)
 	KNOWN_GOOD=${KNOWN_GOOD:-Linux $LINE.y}
 	export LINE LINE_FROM BUILD SFP_LINE_BUILD

@@ -11,7 +11,8 @@ Usage: $PROG [-l LINES] [-n] [-o FILE]
 
 For every version of linux-source-LINE that the Debian archive serves
 (apt-cache madison; fetched with apt-get download, no other network),
-for every line with a series (default: $(lines)):
+for every line with a series and a Debian package (default: $(lines);
+a line without a package gets a row that says so):
 
   features   per feature patch of the line's series: contained (it
              reverse-applies), drifted (the source has the change with
@@ -214,6 +215,11 @@ check_version() {
 boots=$M/boots.md
 : >"$boots"
 for l in $MLINES; do
+	if [ -z "$(series_field "$l" "debian package")" ]; then
+		say "line $l: no Debian package carries it, so it has no point releases here: not in the matrix"
+		printf '| %s | - | not in the matrix: no Debian package | | | | | |\n' "$l" >>"$rows"
+		continue
+	fi
 	mapfile -t vs < <(versions "$l")
 	[ ${#vs[@]} -gt 0 ] || { say "apt-cache knows no linux-source-$l version (apt-get update?)"; rc=1; continue; }
 	stage_start "line $l: ${#vs[@]} versions (${vs[*]})"

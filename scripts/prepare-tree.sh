@@ -29,9 +29,9 @@ contains is skipped, never backed out), '# features' (backed out of a
 source that contains them) and '# generated' (the test patches).
 
 SOURCE is a kernel git checkout, a kernel source directory or a source
-tarball (default: \$KSRC, else $DEFAULT_SRC, Debian's
-linux-source-$LINE). A SOURCE on another line than \$LINE is refused
-unless LINE was given.
+tarball (default: \$KSRC, else \$SFP_SRC_${LINE//./_}, else the tarball of
+the line's Debian package where it has one; here: ${DEFAULT_SRC:-none}).
+A SOURCE on another line than \$LINE is refused unless LINE was given.
 The source itself is never modified: a git checkout is cloned (--shared),
 anything else is copied or extracted under the build folder.
 
@@ -60,6 +60,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 SRC=${SRC:-$DEFAULT_SRC}
+[ -n "$SRC" ] || die "no source for the $LINE line: $(line_source_hint "$LINE")"
 need git git
 
 GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
@@ -68,7 +69,7 @@ export GIT_COMMITTER_NAME=sched-fastpath GIT_COMMITTER_EMAIL=sched-fastpath@exam
 # --- the source -------------------------------------------------------------
 [ -e "$SRC" ] || {
 	[ "$SRC" = "$DEFAULT_SRC" ] &&
-		die "$SRC not found: install linux-source-$LINE (make setup) or set KSRC=/path/to/linux"
+		die "$SRC not found: $(line_source_hint "$LINE")"
 	die "kernel source '$SRC' does not exist"
 }
 SRC=$(realpath "$SRC")

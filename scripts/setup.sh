@@ -16,8 +16,9 @@ Usage: $PROG [--check]
 
 Make sure these Debian packages are installed:
   $(echo "$PKGS" | tr '\n' ' ')
-and, when KSRC is not set, linux-source-LINE of every line the project has
-($(lines)): each line's default kernel source, all used by make check.
+and, when KSRC is not set, the Debian package of every line that has one
+('# debian package:' in patches/LINE/series; lines: $(lines)): each such
+line's default kernel source, used by make check.
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
 EOF
@@ -32,7 +33,10 @@ case ${1:-} in
 esac
 
 if [ -z "${KSRC:-}" ]; then
-	for l in $(lines); do PKGS="$PKGS linux-source-$l"; done
+	for l in $(lines); do
+		pkg=$(series_field "$l" "debian package")
+		[ -z "$pkg" ] || PKGS="$PKGS $pkg"
+	done
 fi
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
 missing=

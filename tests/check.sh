@@ -9,16 +9,18 @@ usage() {
 Usage: $PROG [--quick]
 
 Run the project's whole test suite and end with 'N passed, N failed':
-  1. the series of every line (patches/LINE/: $(lines)): prepare the
-     line's work tree from its default source, checkpatch --strict, the
+  1. the series of every line (patches/LINE/: $(lines)) whose source is
+     here (SFP_SRC_<LINE>, else its Debian package's tarball; a line
+     without one is reported as not checked, a skip): prepare the
+     line's work tree from that source, checkpatch --strict, the
      generated patches match kunit/ and selftests/, the feature patches
      reproduce the source's kernel/sched/ byte for byte;
   2. the scripts: shellcheck, --help, and every bad input (no tree, not a
      kernel tree, dirty user tree, a tree where a patch is 'neither',
      missing package, QEMU not installed) gives a one-line error and leaves
      the user's tree (git status, HEAD) untouched;
-  3. the main job (scripts/run.sh) on every line: build, boot, KUnit and
-     kselftests in the guest;
+  3. the main job (scripts/run.sh) on every line checked in 1: build,
+     boot, KUnit and kselftests in the guest;
   4. the guest watchdog: a guest that hangs and one that panics are
      reported as failures;
   5. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
@@ -213,7 +215,20 @@ series_numbered() {
 	done
 	return "$bad"
 }
+# The lines that have a source: SFP_SRC_<LINE>, or a Debian package
+# (whose tarball setup.sh installed; a missing one fails below). A line
+# with neither is not checked, and says so: a skip, never a pass.
+CHECKED_LINES=
 for l in $(lines); do
+	if [ -n "$(line_source "$l")" ]; then
+		CHECKED_LINES="$CHECKED_LINES $l"
+		continue
+	fi
+	msg="line $l not checked: $(line_source_hint "$l")"
+	echo "$msg"
+	printf 'project\tcheck-%s\tline_checked\tSKIP\t%s\n' "$l" "$msg" >>"$RESULTS"
+done
+for l in $CHECKED_LINES; do
 	stage_start "series $l: prepare, checkpatch, reproduce the source"
 	use_line "$l"
 	t prepare_work_tree on_line "$l" "$ROOT/scripts/prepare-tree.sh"
@@ -288,6 +303,22 @@ if [ -d "$WT/.git" ]; then
 	t line_without_series_refused unchanged "$CHK/line510" expect_error \
 		"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $(lines)" \
 		env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
+	# A version between lines names the nearest one below it.
+	mini_tree "$CHK/line613"
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/' "$CHK/line613/Makefile"
+	git -C "$CHK/line613" -c user.name=t -c user.email=t@t commit -q -am "6.13"
+	t line_between_names_nearest unchanged "$CHK/line613" expect_error \
+		"Linux 6.13.[0-9]* .* no series: .* the nearest is 6.12, LINE=6.12 forces it" \
+		env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-613"
+	# A line without a Debian package and without SFP_SRC_<LINE> names
+	# both ways to give it a source.
+	for l in $(lines); do
+		[ -z "$(series_field "$l" "debian package")" ] || continue
+		t line_without_source_named expect_error \
+			"no source for the $l line: no Debian package carries $l: give a tree as KSRC=.* or SFP_SRC_${l//./_}=" \
+			env -u KSRC -u "SFP_SRC_${l//./_}" LINE="$l" LINE_FROM=LINE "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-nosrc"
+		break
+	done
 	t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $(lines)" \
 		env LINE=4.19 "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-419"
 	if [ -d "$BUILD_TOP/6.1/tree/.git" ]; then
@@ -374,10 +405,10 @@ if [ -z "$QUICK" ]; then
 	# The main job on every line. Its own stages (build, guest, boot,
 	# tests) print their wall times; its results are merged below, the
 	# source column saying the line.
-	for l in $(lines); do
+	for l in $CHECKED_LINES; do
 		run_rc=0
 		t0=$(date +%s)
-		src=/usr/src/linux-source-$l.tar.xz
+		src=$(line_source "$l")
 		echo "==> main job, line $l: Linux $(source_version "$src") from $src"
 		on_line "$l" "$ROOT/scripts/run.sh" || run_rc=$?
 		lres=$BUILD_TOP/$l/logs/patched/results.tsv
