@@ -60,6 +60,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 SRC=${SRC:-$DEFAULT_SRC}
+# A line without a default source: a work tree prepared before (with
+# KSRC) goes on with the source it was made from.
+if [ -z "$SRC" ] && [ -d "$WT/.git" ]; then
+	SRC=$(wt_meta "$WT" source | sed -E 's/^dir://; t; s/^(git|tar)://; s/@[^@]*$//')
+fi
 [ -n "$SRC" ] || die "no source for the $LINE line: $(line_source_hint "$LINE")"
 need git git
 
