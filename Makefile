@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix submission clean clean-tree help
 
 all: run
 
@@ -35,6 +35,8 @@ help:
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
 	@echo "                oldest built, booted and tested (docs/matrix.md)"
+	@echo "make submission the line's series as format-patch --cover-letter, with"
+	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
 	@echo "                work tree and its edits"
 	@echo "make clean-tree remove every line's work tree (refuses if one has uncommitted edits)"
@@ -56,6 +58,9 @@ prepare: setup
 
 patches: prepare
 	scripts/gen-test-patches.sh
+
+submission: prepare
+	scripts/submission.sh
 
 KUNIT_ARCH ?= x86_64
 kunit: prepare
