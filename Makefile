@@ -2,7 +2,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix submission clean clean-tree help
+.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
 
 all: run
 
@@ -35,6 +35,9 @@ help:
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
 	@echo "                oldest built, booted and tested (docs/matrix.md)"
+	@echo "make robot [ROBOT_OPTS=--quick]  the series as the kernel test robot builds it:"
+	@echo "                per patch, per config of kernel-config/robot/, W=1 and sparse"
+	@echo "                against series-base, arm64 ($(BUILD)/LINE/robot/table.md)"
 	@echo "make submission the line's series as format-patch --cover-letter, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
@@ -58,6 +61,10 @@ prepare: setup
 
 patches: prepare
 	scripts/gen-test-patches.sh
+
+ROBOT_OPTS ?=
+robot: prepare
+	scripts/robot.sh $(ROBOT_OPTS)
 
 submission: prepare
 	scripts/submission.sh
@@ -106,8 +113,8 @@ matrix: setup
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
 	@for d in $(sort $(patsubst %/tree/.git/HEAD,%,$(patsubst %/obj,%,$(wildcard $(BUILD)/*/tree/.git/HEAD $(BUILD)/*/obj)))); do \
-		echo "rm -rf $$d/{obj,logs,check,bench/smoke,race,stress,mutate,kunit,wt}"; \
-		rm -rf $$d/obj $$d/logs $$d/check $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/wt; \
+		echo "rm -rf $$d/{obj,logs,check,bench/smoke,race,stress,mutate,kunit,robot,wt}"; \
+		rm -rf $$d/obj $$d/logs $$d/check $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/robot $$d/wt; \
 		[ ! -d $$d/tree/.git ] || git -C $$d/tree worktree prune; \
 	done
 

@@ -500,6 +500,7 @@ static struct sched_fair_test_lb *
 sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
 {
 	struct sched_fair_test_lb *lb = kunit_kzalloc(test, sizeof(*lb), GFP_KERNEL);
+	struct sched_domain *parent;
 	struct cpumask *cpus;
 
 	KUNIT_ASSERT_NOT_NULL(test, lb);
@@ -512,9 +513,10 @@ sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
 	lb->sd->imbalance_pct = 117;
 	if (!root) {
 		/* Any parent makes this a child domain. */
-		lb->sd->parent = kunit_kzalloc(test, sizeof(*lb->sd) + cpumask_size(),
-					       GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, lb->sd->parent);
+		parent = kunit_kzalloc(test, sizeof(*parent) + cpumask_size(), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, parent);
+		/* Not yet seen by any reader: no barrier needed. */
+		RCU_INIT_POINTER(lb->sd->parent, parent);
 	}
 	lb->env = (struct lb_env){
 		.sd = lb->sd,

@@ -11,8 +11,10 @@ Usage: $PROG [-l LINES] [-n] [-o FILE]
 
 For every version of linux-source-LINE that the Debian archive serves
 (apt-cache madison; fetched with apt-get download, no other network),
-for every line with a series and a Debian package (default: $(lines);
-a line without a package gets a row that says so):
+for every line with a series and a Debian package (default: $(lines)),
+and for a line without a package its one source where one is given
+(SFP_SRC_<LINE>, say SFP_SRC_6_19=/path/to/linux: a directory, git
+checkout or tarball; without one, a row says so):
 
   features   per feature patch of the line's series: contained (it
              reverse-applies), drifted (the source has the change with
@@ -29,7 +31,8 @@ a line without a package gets a row that says so):
              source lacks)
 
 These four need only the files the series touches, taken from the
-source tarball. Then, for the newest and the oldest version of each line,
+source. Then, for the newest and the oldest version of each line (the
+one source of a line without a package),
 the main job (scripts/run.sh: build, boot, KUnit, kselftests) on the
 whole source (with THREEWAY_FROM where the checks needed a three-way
 merge), unless -n.
@@ -104,25 +107,36 @@ source_tarball() {
 	dpkg-deb --fsys-tarfile "$1" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' >"$2"
 }
 
-# mini_tree TARBALL DIR: the files the series touches, as a git tree.
+# mini_tree SOURCE DIR: the files the series touches, as a git tree, from
+# a source tarball, a kernel git checkout (its HEAD) or a source directory.
 mini_tree() {
 	local top p paths=()
-	top=$(tar -tf "$1" | head -n 1)
-	top=${top%%/*}
-	for p in $SERIES_PATHS; do paths+=("$top/$p"); done
 	mkdir -p "$2"
-	tar -xf "$1" -C "$2" --strip-components=1 "${paths[@]}"
+	if [ -f "$1" ]; then
+		top=$(tar -tf "$1" | head -n 1)
+		top=${top%%/*}
+		for p in $SERIES_PATHS; do paths+=("$top/$p"); done
+		tar -xf "$1" -C "$2" --strip-components=1 "${paths[@]}"
+	elif [ -e "$1/.git" ]; then
+		# shellcheck disable=SC2086 # a list of paths
+		git -C "$1" archive HEAD -- $SERIES_PATHS | tar -x -C "$2"
+	else
+		for p in $SERIES_PATHS; do
+			mkdir -p "$2/$(dirname "$p")"
+			cp -a "$1/$p" "$2/$p"
+		done
+	fi
 	git -C "$2" init -q -b base
 	git -C "$2" add -A -f
 	git -C "$2" "${GIT_ID[@]}" commit -q -m "base: $(kernel_version "$2")"
 }
 
-# check_version LINE VERSION TARBALL: the four checks; one table row.
+# check_version LINE VERSION SOURCE: the four checks; one table row.
 check_version() {
-	local l=$1 v=$2 tarball=$3 d i p n have='' absent='' drift='' base applies repro err files
+	local l=$1 v=$2 src=$3 d i p n have='' absent='' drift='' base applies repro err files
 	d=$M/$l/$v
 	rm -rf "$d"
-	mini_tree "$tarball" "$d"
+	mini_tree "$src" "$d"
 	PATCHES=$PATCHES_TOP/$l
 	load_series
 	# The objects of the line's prepared work tree, where there is one:
@@ -212,12 +226,42 @@ check_version() {
 	say "$l $v: features${have:- none}, drifted${drift:- none}, absent${absent:- none}; baseline $base; applies $applies; reproduced $repro"
 }
 
+# boot_version LINE VERSION SOURCE: the main job on the whole source,
+# when its checks passed; one row of the boots table.
+boot_version() {
+	local l=$1 v=$2 src=$3 brc=0 tw="" res
+	grep -q "^| $l | $v |.*| identical |$" "$rows" || {
+		printf '| %s | %s | not booted: the checks above failed |\n' "$l" "$v" >>"$boots"
+		return 0
+	}
+	stage_start "line $l, Linux $v: build, boot, tests"
+	! grep -q "^| $l | $v |.*3way" "$rows" || tw=$TOP/$l/tree
+	env -u LINE -u LINE_FROM KSRC="$src" BUILD="$M/build-$v" \
+		THREEWAY_FROM="$tw" "$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
+	res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$M/build-$v/$l/logs/patched/report.txt" 2>/dev/null || true)
+	[ "$brc" = 0 ] || rc=1
+	printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
+		"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$M/build-$v/$l/logs/patched/stage-times.tsv" 2>/dev/null)" >>"$boots"
+	stage_end
+}
+
 boots=$M/boots.md
 : >"$boots"
 for l in $MLINES; do
 	if [ -z "$(series_field "$l" "debian package")" ]; then
-		say "line $l: no Debian package carries it, so it has no point releases here: not in the matrix"
-		printf '| %s | - | not in the matrix: no Debian package | | | | | |\n' "$l" >>"$rows"
+		# No point releases to fetch: the line's one source, if given.
+		src=$(line_source "$l")
+		if [ -z "$src" ] || [ ! -e "$src" ]; then
+			say "line $l: not in the matrix: $(line_source_hint "$l")"
+			printf '| %s | - | not in the matrix: no Debian package, no SFP_SRC_%s | | | | | |\n' "$l" "${l//./_}" >>"$rows"
+			continue
+		fi
+		v=$(source_version "$src")
+		stage_start "line $l: its source, Linux $v (SFP_SRC_${l//./_})"
+		check_version "$l" "$v" "$src"
+		stage_end
+		[ -n "$BOOT" ] || continue
+		boot_version "$l" "$v" "$src"
 		continue
 	fi
 	mapfile -t vs < <(versions "$l")
@@ -239,21 +283,7 @@ for l in $MLINES; do
 	[ -n "$BOOT" ] || continue
 	# newest and oldest: the main job on the whole source
 	for v in "${vs[0]}" "${vs[${#vs[@]} - 1]}"; do
-		grep -q "^| $l | $v |.*| identical |$" "$rows" || {
-			printf '| %s | %s | not booted: the checks above failed |\n' "$l" "$v" >>"$boots"
-			continue
-		}
-		stage_start "line $l, Linux $v: build, boot, tests"
-		brc=0
-		tw=
-		! grep -q "^| $l | $v |.*3way" "$rows" || tw=$TOP/$l/tree
-		env -u LINE -u LINE_FROM KSRC="$M/$l/linux-source-$v.tar.xz" BUILD="$M/build-$v" \
-			THREEWAY_FROM="$tw" "$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
-		res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$M/build-$v/$l/logs/patched/report.txt" 2>/dev/null || true)
-		[ "$brc" = 0 ] || rc=1
-		printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
-			"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$M/build-$v/$l/logs/patched/stage-times.tsv" 2>/dev/null)" >>"$boots"
-		stage_end
+		boot_version "$l" "$v" "$M/$l/linux-source-$v.tar.xz"
 	done
 done
 

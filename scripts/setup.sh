@@ -7,6 +7,7 @@ set -eu
 
 PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
 xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync
+sparse gcc-aarch64-linux-gnu
 stress-ng rt-tests
 python3-matplotlib"
 

@@ -21,18 +21,22 @@ Run the project's whole test suite and end with 'N passed, N failed':
      the user's tree (git status, HEAD) untouched;
   3. the main job (scripts/run.sh) on every line checked in 1: build,
      boot, KUnit and kselftests in the guest;
-  4. the guest watchdog: a guest that hangs and one that panics are
+  4. the robot checks (scripts/robot.sh --quick) on every line checked
+     in 1: kernel/sched/ of each patch of the series on its own, of
+     patched in the configs of kernel-config/robot/, with W=1 and sparse
+     against series-base, and cross built for arm64;
+  5. the guest watchdog: a guest that hangs and one that panics are
      reported as failures;
-  5. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
+  6. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
      patched built with one config, one short A/B round, every metric
      collected and the counters moving the expected way;
-  6. the debug kernel (kernel-config/debug.config): the sched/debug race
+  7. the debug kernel (kernel-config/debug.config): the sched/debug race
      check (scripts/race.sh --lockdep-only: lockdep reports the unlocked
      avg_vruntime() call without patch 1 and stays quiet with it, where
      the KUnit suites and kselftests pass too), then a 20 s stress phase
      (scripts/stress.sh -S 20).
 --quick runs 1 and 2 only (no kernel build). Wall time is printed per
-stage. Steps 4 to 6 test the harness and the 6.12 line's race fix and
+stage. Steps 5 to 7 test the harness and the 6.12 line's race fix and
 run on the default line only. Results of line-specific checks carry the
 line: suite check-6.1, source 6.1/kunit, and so on.
 EOF
@@ -421,6 +425,18 @@ if [ -z "$QUICK" ]; then
 		printf 'main job, line %s\t%s\n' "$l" "$(($(date +%s) - t0))" >>"$STAGE_TIMES"
 		echo "<== main job, line $l: $(($(date +%s) - t0))s"
 	done
+
+	# What the kernel test robot would build, bounded: kernel/sched/
+	# objects only, per patch, per config, W=1 and sparse, arm64.
+	for l in $CHECKED_LINES; do
+		stage_start "robot checks, line $l (kernel/sched/ objects)"
+		use_line "$l"
+		t robot_builds on_line "$l" "$ROOT/scripts/robot.sh" --quick
+		grep -E '^\| .* \| (FAILED|n/a)|^W=1|^    ' "$CHK/$SUITE.robot_builds.log" | sed 's/^/         /' || true
+		stage_end
+	done
+	use_line "$DEFAULT"
+	SUITE=check
 
 	stage_start "watchdog: hang and panic"
 	KIMG=$BUILD/obj/patched/arch/x86/boot/bzImage
