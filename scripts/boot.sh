@@ -10,8 +10,10 @@ usage() {
 Usage: $PROG -k BZIMAGE -i INITRAMFS -l LOGDIR [options]
 
 Boot under qemu-system-x86_64 and wait for the guest to power off.
-LOGDIR receives console.log (ttyS0: kernel log, KUnit KTAP) and
-guest.log (ttyS1: TAP from the test programs in the initramfs).
+LOGDIR receives console.log (ttyS0: kernel log, KUnit KTAP),
+guest.log (ttyS1: TAP from the test programs in the initramfs),
+qemu.cmd (the QEMU command line, to boot the same guest by hand) and
+qemu.log (QEMU's own output).
 
 Options (environment variable in brackets):
   -s N       vCPUs [SMP, default 4]
@@ -78,16 +80,20 @@ CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=rel
 
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {
-	local rc=0 opts
+	local rc=0 opts cmd
 	read -r -a opts <<<"$QEMU_OPTS"
 	: >"$3"
 	: >"$4"
-	timeout --kill-after=10 "$2" qemu-system-x86_64 \
-		-accel "$1" -cpu max -smp "$SMP" -m "$MEM" \
-		-nodefaults -display none -no-reboot \
-		-serial "file:$3" -serial "file:$4" \
-		-kernel "$KERNEL" -initrd "$INITRD" "${opts[@]}" \
-		-append "$CMDLINE ${5:-}" </dev/null >"$LOGDIR/qemu.log" 2>&1 || rc=$?
+	cmd=(qemu-system-x86_64
+		-accel "$1" -cpu max -smp "$SMP" -m "$MEM"
+		-nodefaults -display none -no-reboot
+		-serial "file:$3" -serial "file:$4"
+		-kernel "$KERNEL" -initrd "$INITRD" "${opts[@]}"
+		-append "$CMDLINE ${5:-}")
+	# The command line, to boot the same guest by hand.
+	printf '%q ' "${cmd[@]}" >"$LOGDIR/qemu.cmd"
+	echo >>"$LOGDIR/qemu.cmd"
+	timeout --kill-after=10 "$2" "${cmd[@]}" </dev/null >"$LOGDIR/qemu.log" 2>&1 || rc=$?
 	return "$rc"
 }
 

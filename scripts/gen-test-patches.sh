@@ -116,7 +116,7 @@ cp "$ROOT/kunit/fair_kunit.c" "$W/kernel/sched/tests/fair_kunit.c"
 hdr_line=$LINE
 [ -f "$ROOT/kunit/fair_kunit-$LINE.h" ] || hdr_line=$(series_field "$LINE" "kunit header")
 [ -f "$ROOT/kunit/fair_kunit-${hdr_line:-none}.h" ] ||
-	die "no kunit/fair_kunit-$LINE.h, and patches/$LINE/series names no '# kunit header:' that exists (see README, 'Adding a kernel line')"
+	die "no kunit/fair_kunit-$LINE.h, and patches/$LINE/series names no '# kunit header:' that exists (see docs/series.md, 'Adding a kernel line')"
 cp "$ROOT/kunit/fair_kunit-$hdr_line.h" "$W/kernel/sched/tests/fair_kunit.h"
 cp "$ROOT/kunit/.kunitconfig" "$W/kernel/sched/tests/.kunitconfig"
 printf '\n#ifdef CONFIG_SCHED_FAIR_KUNIT_TEST\n#include "tests/fair_kunit.c"\n#endif\n' >>"$W/kernel/sched/fair.c"

@@ -139,7 +139,7 @@ select_line() {
 			LINE=$(echo "$v" | cut -d. -f1-2)
 			LINE_FROM=KSRC
 			[ -f "$PATCHES_TOP/$LINE/series" ] ||
-				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); the nearest is $(nearest_line "$v"), LINE=$(nearest_line "$v") forces it (see README 'Adding a kernel line')"
+				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); the nearest is $(nearest_line "$v"), LINE=$(nearest_line "$v") forces it (see docs/series.md, 'Adding a kernel line')"
 		else
 			LINE=$DEFAULT_LINE
 		fi

@@ -73,7 +73,7 @@ t() {
 		printf '  ok     %s.%s\n' "$SUITE" "$name"
 	else
 		printf 'project\t%s\t%s\tFAIL\tsee %s\n' "$SUITE" "$name" "$log" >>"$RESULTS"
-		printf '  FAILED %s.%s\n' "$SUITE" "$name"
+		printf '  FAILED %s.%s (log: %s)\n' "$SUITE" "$name" "$log"
 		sed 's/^/         | /' "$log" | tail -n 15
 	fi
 }
