@@ -41,7 +41,8 @@ help:
 	@echo "make submission the line's series as format-patch --cover-letter, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
-	@echo "                work tree and its edits"
+	@echo "                work tree and its edits and the benchmark's reports; and"
+	@echo "                make check's and make matrix's files"
 	@echo "make clean-tree remove every line's work tree (refuses if one has uncommitted edits)"
 
 setup:
@@ -113,10 +114,12 @@ matrix: setup
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
 	@for d in $(sort $(patsubst %/tree/.git/HEAD,%,$(patsubst %/obj,%,$(wildcard $(BUILD)/*/tree/.git/HEAD $(BUILD)/*/obj)))); do \
-		echo "rm -rf $$d/{obj,logs,check,bench/smoke,race,stress,mutate,kunit,robot,wt}"; \
-		rm -rf $$d/obj $$d/logs $$d/check $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/robot $$d/wt; \
+		echo "rm -rf $$d/{obj,logs,bench/smoke,race,stress,mutate,kunit,robot,submission,wt}"; \
+		rm -rf $$d/obj $$d/logs $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/robot $$d/submission $$d/wt; \
 		[ ! -d $$d/tree/.git ] || git -C $$d/tree worktree prune; \
 	done
+	@echo "rm -rf $(BUILD)/check $(BUILD)/matrix"
+	@rm -rf $(BUILD)/check $(BUILD)/matrix
 
 clean-tree:
 	@for t in $(patsubst %/.git/HEAD,%,$(wildcard $(BUILD)/*/tree/.git/HEAD)); do \

@@ -76,7 +76,9 @@ rm -f "$OUT"/*.log "$OUT"/*.findings
 # two levels above the build directory), so ccache shares their objects.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 
+t_all=$(date +%s)
 if [ ! -e "$WT/.git" ]; then
+	say "checking out a worktree of $TREE at $WT"
 	git -C "$TREE" worktree prune
 	git -C "$TREE" worktree add -q --detach "$WT" patched
 fi
@@ -175,7 +177,6 @@ findings() {
 		sort || true
 }
 
-t_all=$(date +%s)
 say "line $LINE, work tree $TREE: $(git -C "$TREE" rev-list --count series-base..patched) patches on series-base$([ -z "$QUICK" ] || echo ', --quick: kernel/sched/ only')"
 
 # The configs, all made from patched (whose fragments name the tests'
@@ -203,7 +204,7 @@ build x86_64 main "series-base (features backed out)"
 for rev in $(git -C "$TREE" rev-list --reverse series-base..patched); do
 	i=$((i + 1))
 	checkout "$rev"
-	build x86_64 main "patch $i/$n: $(git -C "$WT" log -1 --format=%s | cut -c1-70)"
+	build x86_64 main "patch $i/$n: $(git -C "$WT" log -1 --format=%s)"
 done
 
 # configs, on patched (checked out by the last step above).
