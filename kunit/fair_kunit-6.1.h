@@ -12,6 +12,7 @@
  *    update_tg_load_avg(): their cases are left out.
  *  - KUnit has no deferred actions: a KUnit resource whose free function
  *    runs the action stands in for them.
+ *  - The busy balance type is CPU_NOT_IDLE (SFT_CPU_NOT_IDLE); CPU_IDLE is 0.
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -20,6 +21,7 @@
 #define SFT_STORE_READS_FIRST	0
 #define SFT_HAVE_CLEAR		0
 #define SFT_HAVE_RATE_LIMIT	0
+#define SFT_CPU_NOT_IDLE	CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
 
 static bool sched_fair_test_get(struct root_domain *rd)

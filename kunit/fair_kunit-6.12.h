@@ -13,6 +13,7 @@
  *    tg->load_avg (SFT_HAVE_CLEAR), and update_tg_load_avg() propagates
  *    at most once per 1 ms per cfs_rq (SFT_HAVE_RATE_LIMIT).
  *  - KUnit runs deferred actions, and knows slow cases (SFT_SPEED_SLOW).
+ *  - The busy balance type is __CPU_NOT_IDLE (SFT_CPU_NOT_IDLE).
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -21,6 +22,7 @@
 #define SFT_STORE_READS_FIRST	1
 #define SFT_HAVE_CLEAR		1
 #define SFT_HAVE_RATE_LIMIT	1
+#define SFT_CPU_NOT_IDLE	__CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
 
 static bool sched_fair_test_get(struct root_domain *rd)

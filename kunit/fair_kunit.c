@@ -30,9 +30,15 @@
  *
  *  - The statistics passes read the runqueues of two real CPUs, A (the
  *    first active CPU, where the test's own thread is pinned) and B (the
- *    last active CPU, where the case pins 0, 1 or 2 kernel threads). Both
- *    runqueue locks are held across a pass, so that A holds exactly its
- *    one task and B exactly the case's threads while the pass counts them.
+ *    last active CPU, where the case pins 0 to 3 kernel threads; the
+ *    recompute model adds one on A as well). Both runqueue locks are held
+ *    across a pass, so that A and B hold exactly the case's tasks while
+ *    the pass counts them.
+ *  - A pass with another balance type than CPU_NEWLY_IDLE refreshes the
+ *    capacity of its destination CPU (update_group_capacity() writes the
+ *    real rq->cpu_capacity) and, where the LLC spans exactly two CPUs,
+ *    that LLC's idle-scan hint (update_idle_cpu_scan() before 7.1), as
+ *    the periodic balance does on that CPU.
  *  - The misfit cases set A's rq->misfit_task_load under that lock, with
  *    interrupts off on A, and put the old value back before unlocking.
  *    On a topology without SD_ASYM_CPUCAPACITY, which is what these cases
@@ -46,10 +52,10 @@
  * The write counts use a hardware watchpoint (a wide perf breakpoint on
  * every CPU): each count is exact, not inferred from a value read later.
  *
- * The suite sched_fair_model states the set side of the indicator and the
- * task group update as small pure functions (the specification) and
- * checks the kernel's functions against them over whole input spaces,
- * values and write counts both.
+ * The suite sched_fair_model states the set and recompute sides of the
+ * indicator and the task group update as small pure functions (the
+ * specification) and checks the kernel's functions against them over
+ * whole input spaces, values and write counts both.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -212,6 +218,13 @@ sched_fair_test_watch(struct kunit *test, const void *addr, int len)
 	return NULL;
 }
 #endif
+
+/* The watchpoint's counts now, to take differences from. */
+static void sched_fair_test_mark(struct sched_fair_test_watch *w, int mark[2])
+{
+	mark[0] = w ? atomic_read(&w->writes) : 0;
+	mark[1] = w ? atomic_read(&w->unchanged) : 0;
+}
 
 /* ---- task group load_avg ----------------------------------------------- */
 
@@ -583,52 +596,55 @@ static void sched_fair_test_load(struct kunit *test, int nr_b)
 
 /*
  * One update_sd_lb_stats() pass with the fake root domain's flag first
- * set to @flag, taken at a moment when CPU A holds exactly one task and
- * CPU B exactly @nr_b: both runqueue locks are held across the pass, so
- * the counts cannot change under it. Another task visiting either CPU (a
- * kworker, say) makes it try again. With @misfit, A's misfit_task_load
- * reads @misfit during the pass. Returns the flag after the pass.
+ * set to @flag, taken at a moment when CPU A holds exactly @nr_a tasks
+ * and CPU B exactly @nr_b: both runqueue locks are held across the pass,
+ * so the counts cannot change under it. Another task visiting either CPU
+ * (a kworker, say) makes it try again. A's misfit_task_load reads
+ * @misfit during the pass. With @w, @mark gets its counts from just
+ * before the pass. Returns the flag after the pass.
  */
 static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *lb,
-				 unsigned int nr_b, unsigned long misfit, bool flag)
+				 unsigned int nr_a, unsigned int nr_b, unsigned long misfit,
+				 bool flag, struct sched_fair_test_watch *w, int mark[2])
 {
 	struct rq *rq_a = cpu_rq(sched_fair_test_cpu_a());
 	struct rq *rq_b = cpu_rq(sched_fair_test_cpu_b());
 	unsigned int seen_a = 0, seen_b = 0;
 	unsigned long irqflags, saved;
+	bool done = false;
 	int tries;
 
-	for (tries = 0; tries < 500; tries++) {
-		bool done = false;
-
+	for (tries = 0; !done && tries < 500; tries++) {
 		if (tries)
 			usleep_range(500, 1000);
 		local_irq_save(irqflags);
 		double_rq_lock(rq_a, rq_b);
 		seen_a = rq_a->nr_running;
 		seen_b = rq_b->nr_running;
-		if (seen_a == 1 && seen_b == nr_b) {
+		done = seen_a == nr_a && seen_b == nr_b;
+		if (done) {
 			saved = rq_a->misfit_task_load;
 			if (misfit != saved)
 				rq_a->misfit_task_load = misfit;
 			sched_fair_test_set(lb->dst_rq->rd, flag);
+			if (mark)
+				sched_fair_test_mark(w, mark);
 			init_sd_lb_stats(&lb->sds);
 			rcu_read_lock();
 			update_sd_lb_stats(&lb->env, &lb->sds);
 			rcu_read_unlock();
 			if (misfit != saved)
 				rq_a->misfit_task_load = saved;
-			done = true;
 		}
 		double_rq_unlock(rq_a, rq_b);
 		local_irq_restore(irqflags);
-		if (done)
-			return sched_fair_test_get(lb->dst_rq->rd);
 	}
 	/* The precondition, not the mechanism: say so and skip the case. */
-	kunit_skip(test, "precondition: CPUs %d, %d never had 1, %u tasks (%d tries; last %u, %u)",
-		   cpu_of(rq_a), cpu_of(rq_b), nr_b, tries, seen_a, seen_b);
-	return flag;
+	if (!done)
+		kunit_skip(test,
+			   "precondition: CPUs %d, %d never had %u, %u tasks (%d tries; last %u, %u)",
+			   cpu_of(rq_a), cpu_of(rq_b), nr_a, nr_b, tries, seen_a, seen_b);
+	return sched_fair_test_get(lb->dst_rq->rd);
 }
 
 /*
@@ -647,7 +663,7 @@ static bool sched_fair_test_two_groups(struct kunit *test, bool root, int flags,
 	sched_fair_test_group(test, lb, local, -1);
 	sched_fair_test_group(test, lb, other, -1);
 	sched_fair_test_load(test, nr_b);
-	return sched_fair_test_pass(test, lb, nr_b, misfit, flag);
+	return sched_fair_test_pass(test, lb, 1, nr_b, misfit, flag, NULL, NULL);
 }
 
 /* Root domain, groups {A} (local) and {B}: B idle, A with one task. */
@@ -680,7 +696,7 @@ static void sched_fair_test_one_task_per_cpu_not_overloaded(struct kunit *test)
 
 	sched_fair_test_group(test, lb, a, b);
 	sched_fair_test_load(test, 1);
-	overloaded = sched_fair_test_pass(test, lb, 1, 0, true);
+	overloaded = sched_fair_test_pass(test, lb, 1, 1, 0, true, NULL, NULL);
 
 	KUNIT_EXPECT_EQ_MSG(test, lb->sds.local_stat.sum_nr_running, 2U,
 			    "the group statistics did not count one task on each CPU");
@@ -891,12 +907,16 @@ static struct kunit_suite sched_fair_write_count_suite = {
  * compares the two: the indicator or load_avg after the call, and, where
  * a watchpoint can be set, the number of writes the call made. A case
  * prints how many inputs it checked; a mismatch prints the input. The
- * seed is random unless fair.sft_seed=N is on the kernel command line,
- * which replays a run.
+ * seed is random unless sched_fair_test_seed=N is on the kernel command
+ * line, which replays a run.
  */
 static unsigned int sft_seed;
-module_param(sft_seed, uint, 0444);
-MODULE_PARM_DESC(sft_seed, "seed of the fair KUnit model cases (0: a random one)");
+/*
+ * A core parameter: module_param()'s MODULE_INFO() is a static_assert()
+ * on __builtin_strlen() in 6.19 and 7.1, which sparse 0.6.4 takes for a bad
+ * constant expression.
+ */
+core_param(sched_fair_test_seed, sft_seed, uint, 0444);
 
 struct sched_fair_test_check {
 	struct kunit *test;
@@ -929,7 +949,7 @@ static void sched_fair_test_check_end(struct sched_fair_test_check *c)
 	kunit_info(c->test, "%s: checked %u cases (%u comparisons), %u mismatches, seed %u\n",
 		   c->what, c->inputs, c->checked, c->mismatches, c->seed);
 	KUNIT_EXPECT_EQ_MSG(c->test, c->mismatches, 0U,
-			    "%s: the kernel and the model disagree (fair.sft_seed=%u replays)",
+			    "%s: the kernel and the model disagree (sched_fair_test_seed=%u replays)",
 			    c->what, c->seed);
 }
 
@@ -949,13 +969,6 @@ static __printf(5, 6) void sched_fair_test_match(struct sched_fair_test_check *c
 	va_end(args);
 	kunit_err(c->test, "%s: %s is %ld, the model says %ld; %s\n",
 		  c->what, name, got, want, input);
-}
-
-/* The watchpoint's counts now, to take differences from. */
-static void sched_fair_test_mark(struct sched_fair_test_watch *w, int mark[2])
-{
-	mark[0] = w ? atomic_read(&w->writes) : 0;
-	mark[1] = w ? atomic_read(&w->unchanged) : 0;
 }
 
 /*
@@ -1181,9 +1194,142 @@ static void sched_fair_test_model_tg_side(struct kunit *test)
 	sched_fair_test_check_end(&c);
 }
 
+/*
+ * Model of the recompute side: a pass of update_sd_lb_stats() over a
+ * domain without a parent (the top level, whose groups cover the root
+ * domain) leaves the root domain marked overloaded iff a CPU that the
+ * pass counts (in one of the domain's groups and in env->cpus) holds more
+ * than one task, or, on a domain with SD_ASYM_CPUCAPACITY, a busy CPU
+ * outside the local group has a misfit task; the mark it had before does
+ * not matter. A pass over a domain with a parent leaves the mark as it
+ * was. Neither depends on the balance type. A write happens only when
+ * the mark changes, where the line's store reads first; elsewhere a top
+ * level pass writes once.
+ */
+static bool sched_fair_test_model_recompute(bool root, bool flag, unsigned int nr_a,
+					    unsigned int nr_b, bool b_counted, bool asym,
+					    bool misfit_a, bool a_local)
+{
+	if (!root)
+		return flag;
+	return nr_a > 1 || (b_counted && nr_b > 1) || (asym && misfit_a && !a_local);
+}
+
+/* The layouts of CPUs A and B in groups: {A} {B}, {B} {A}, or {A, B}. */
+enum { SFT_GROUPS_AB, SFT_GROUPS_BA, SFT_GROUPS_ONE, SFT_GROUPS_NR };
+
+static const char * const sched_fair_test_layouts[] = { "{A} {B}", "{B} {A}", "{A,B}" };
+
+static const enum cpu_idle_type sched_fair_test_idle_types[] = {
+	SFT_CPU_NOT_IDLE, CPU_IDLE, CPU_NEWLY_IDLE
+};
+
+/*
+ * Every pass over one fake domain, described by the bits of @shape (see
+ * sched_fair_test_model_recompute_side()), at a moment when A holds
+ * @nr_a tasks and B @nr_b: for every balance type, misfit on A or not,
+ * and either mark before the pass.
+ */
+static void sched_fair_test_recompute_domain(struct sched_fair_test_check *c,
+					     struct rq *dst_rq, struct sched_fair_test_watch *w,
+					     unsigned int nr_a, unsigned int nr_b,
+					     unsigned int shape)
+{
+	bool root = shape & 1, dst_b = shape & 2, b_out = shape & 4, asym = shape & 8;
+	int layout = shape >> 4, a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	bool a_local = layout == SFT_GROUPS_ONE || !dst_b, got, want, want_write;
+	struct sched_fair_test_lb *lb;
+	int idle, misfit, flag, mark[2];
+	char input[112];
+
+	lb = sched_fair_test_domain(c->test, root, asym ? SD_ASYM_CPUCAPACITY : 0,
+				    dst_b ? b : a);
+	lb->dst_rq = dst_rq;
+	lb->env.dst_rq = dst_rq;
+	if (layout == SFT_GROUPS_ONE) {
+		sched_fair_test_group(c->test, lb, a, b);
+	} else {
+		sched_fair_test_group(c->test, lb, layout == SFT_GROUPS_AB ? a : b, -1);
+		sched_fair_test_group(c->test, lb, layout == SFT_GROUPS_AB ? b : a, -1);
+	}
+	if (b_out)
+		cpumask_clear_cpu(b, lb->env.cpus);
+
+	for (idle = 0; idle < ARRAY_SIZE(sched_fair_test_idle_types); idle++) {
+		lb->env.idle = sched_fair_test_idle_types[idle];
+		for (misfit = 0; misfit <= 1; misfit++) {
+			for (flag = 0; flag <= 1; flag++) {
+				c->inputs++;
+				want = sched_fair_test_model_recompute(root, flag, nr_a, nr_b,
+								       !b_out, asym, misfit,
+								       a_local);
+				want_write = SFT_STORE_READS_FIRST ? want != flag : root;
+				got = sched_fair_test_pass(c->test, lb, nr_a, nr_b, misfit, flag,
+							   w, mark);
+				snprintf(input, sizeof(input),
+					 "%s level, %s, dst %c, B %s, %s, type %d, misfit %d, tasks %u/%u, flag %d",
+					 root ? "top" : "child", sched_fair_test_layouts[layout],
+					 dst_b ? 'B' : 'A', b_out ? "out" : "in",
+					 asym ? "asym" : "sym", lb->env.idle, misfit, nr_a, nr_b,
+					 flag);
+				sched_fair_test_match(c, "the flag", got, want, "%s", input);
+				sched_fair_test_match_writes(c, w, mark, want_write, want != flag,
+							     "the flag, %s", input);
+			}
+		}
+	}
+}
+
+/*
+ * The recompute side over its input space, on CPUs A (the test's own)
+ * and B: B holds 0 to 3 tasks and A 1, then A 2 and B 3 (always-runnable
+ * kernel threads). Per task count, every fake domain: top level or not
+ * (bit 0 of the shape), balancing towards B or A (bit 1), B left out of
+ * env->cpus or not (bit 2: the all-pinned redo drops the busiest CPU,
+ * never the destination), SD_ASYM_CPUCAPACITY or not (bit 3), and the
+ * layout of the groups (bits 4-5).
+ */
+static void sched_fair_test_model_recompute_side(struct kunit *test)
+{
+	static const unsigned int counts[][2] = { {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 3} };
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct rq *dst_rq = sched_fair_test_rq(test);
+	struct sched_fair_test_watch *w = NULL;
+	unsigned int nr_a = 1, nr_b = 0, i, shape;
+	struct sched_fair_test_check c;
+
+	if (num_active_cpus() < 2)
+		kunit_skip(test, "needs 2 active CPUs, %u active", num_active_cpus());
+	if (sched_asym_cpucap_active())
+		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
+#if SFT_WATCH_TRAPS_AFTER_WRITE
+	w = sched_fair_test_watch(test, &dst_rq->rd->SFT_RD_FLAG,
+				  sizeof(dst_rq->rd->SFT_RD_FLAG));
+#endif
+	sched_fair_test_check_init(test, &c, "update_sd_lb_stats");
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), a);
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
+		for (; nr_a < counts[i][0]; nr_a++)
+			sched_fair_test_kthread(test, sched_fair_test_spin, a);
+		for (; nr_b < counts[i][1]; nr_b++)
+			sched_fair_test_kthread(test, sched_fair_test_spin, b);
+		for (shape = 0; shape < SFT_GROUPS_NR << 4; shape++) {
+			if ((shape & 2) && (shape & 4))
+				continue;
+			sched_fair_test_recompute_domain(&c, dst_rq, w, nr_a, nr_b, shape);
+		}
+	}
+	sched_fair_test_watch_stop(w);
+	if (!w)
+		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
+	sched_fair_test_check_end(&c);
+}
+
 static struct kunit_case sched_fair_model_cases[] = {
 	SFT_CASE_SLOW(model_set_side),
 	SFT_CASE_SLOW(model_tg_side),
+	SFT_CASE_SLOW(model_recompute_side),
 	{}
 };
 
