@@ -142,8 +142,11 @@ ktree() { echo "$BUILD/wt/bench-$1/tree"; }
 # lays them out, for the guest's command line (sfp.offsets=NAME:BYTES,...).
 declare -A OFFS=()
 for k in baseline patched; do
-	OFFS[$k]=$("$ROOT/scripts/kernel-offsets.sh" "$(kobj "$k")" | awk '{ printf "%s%s:%s", s, $1, $2; s = "," }') ||
+	# Two steps: a failure of kernel-offsets.sh must reach the die, which
+	# it would not through a pipe into awk.
+	offs=$("$ROOT/scripts/kernel-offsets.sh" "$(kobj "$k")") ||
 		die "cannot compute the field offsets of $k"
+	OFFS[$k]=$(printf '%s\n' "$offs" | awk '{ printf "%s%s:%s", s, $1, $2; s = "," }')
 done
 # The same options set on both sides; patched's tree also knows the
 # (unset) options of the test patches.
