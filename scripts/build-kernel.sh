@@ -69,13 +69,7 @@ say "config: $(printf '%s ' "${FRAGS[@]##*/}")-> $OBJ/.config"
 
 # Every option a fragment asks for must be in the final .config as asked:
 # merge_config.sh only warns when Kconfig drops one for a missing dependency.
-missing=$(cat "${FRAGS[@]}" | awk -v cfg="$OBJ/.config" '
-	BEGIN { while ((getline l < cfg) > 0) have[l] = 1 }
-	/^CONFIG_[A-Za-z0-9_]+=/ { if (!($0 in have)) print $0 }
-	/^# CONFIG_[A-Za-z0-9_]+ is not set/ {
-		split($2, a, "="); n = a[1]
-		for (v in have) if (index(v, n "=") == 1) { print $0 " (is " v ")"; break }
-	}' | awk '!seen[$0]++')
+missing=$(config_unmet "$OBJ/.config" "${FRAGS[@]}")
 # An option the line does not have ('# config absent:' in its series:
 # the fragments serve every line, and options come and go between them)
 # is named and left out; any other missing option is an error.

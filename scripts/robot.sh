@@ -121,22 +121,6 @@ make_config() {
 	cp "$OBJTOP/$arch/.config" "$OUT/$name.config"
 }
 
-# unmet FRAGMENT CONFIG: the options FRAGMENT asks for that CONFIG does
-# not have as asked, one per line. An option asked off must be listed
-# off ("# CONFIG_X is not set"): one the line does not have at all is
-# not met either, since the build would be the main config's again.
-unmet() {
-	awk -v cfg="$2" '
-		BEGIN { while ((getline l < cfg) > 0) have[l] = 1 }
-		/^CONFIG_[A-Za-z0-9_]+=/ { if (!($0 in have)) print $0 }
-		/^# CONFIG_[A-Za-z0-9_]+ is not set/ {
-			if ($0 in have) next
-			got = ""
-			for (v in have) if (index(v, $2 "=") == 1) got = v
-			print $2 "=n (" (got != "" ? "Kconfig gives " got : "no such option") ")"
-		}' "$1"
-}
-
 ROWS=()
 FAILED=0
 STEP=0
@@ -193,7 +177,10 @@ NA=()
 for v in "$VARIANTS"/*.config; do
 	name=$(basename "$v" .config)
 	make_config x86_64 "$name" "${FRAGS[@]}" "$v"
-	miss=$(unmet "$v" "$OUT/$name.config")
+	# An option asked off must be listed off: one the line does not have
+	# at all is not met either, since the build would be the main
+	# config's again.
+	miss=$(config_unmet --strict "$OUT/$name.config" "$v")
 	if [ -n "$miss" ]; then
 		NA+=("| patched | $name | x86_64 | n/a: not possible on this line: $(echo "$miss" | paste -sd';' | sed 's/;/; /g') |")
 		rm -f "$OUT/$name.config"
