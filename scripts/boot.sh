@@ -16,7 +16,9 @@ qemu.cmd (the QEMU command line, to boot the same guest by hand) and
 qemu.log (QEMU's own output).
 
 Options (environment variable in brackets):
-  -s N       vCPUs [SMP, default 4]
+  -s N       vCPUs [SMP, default 4], one domain level
+  -t NAME    a CPU topology of kernel-config/topologies instead [TOPOLOGY],
+             e.g. smt2x2x2 (sockets, cores, threads and NUMA nodes)
   -m MB      memory [MEM, default 512]
   -T SEC     host-side timeout [BOOT_TIMEOUT, default 600]
   -a ACCEL   tcg, kvm or auto [ACCEL, default tcg]; auto boots once under
@@ -36,6 +38,7 @@ KERNEL=
 INITRD=
 LOGDIR=
 SMP=${SMP:-4}
+TOPOLOGY=${TOPOLOGY:-}
 MEM=${MEM:-512}
 TIMEOUT=${BOOT_TIMEOUT:-600}
 ACCEL=${ACCEL:-tcg}
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
 	-i | --initrd) INITRD=${2:?}; shift 2 ;;
 	-l | --logdir) LOGDIR=${2:?}; shift 2 ;;
 	-s | --smp) SMP=${2:?}; shift 2 ;;
+	-t | --topology) TOPOLOGY=${2:?}; shift 2 ;;
 	-m | --mem) MEM=${2:?}; shift 2 ;;
 	-T | --timeout) TIMEOUT=${2:?}; shift 2 ;;
 	-a | --accel) ACCEL=${2:?}; shift 2 ;;
@@ -60,6 +64,14 @@ done
 [ -f "$KERNEL" ] || die "kernel image '$KERNEL' not found"
 [ -f "$INITRD" ] || die "initramfs '$INITRD' not found"
 case $SMP in '' | *[!0-9]*) die "-s wants a number of vCPUs, not '$SMP'" ;; esac
+if [ -n "$TOPOLOGY" ]; then
+	topology "$TOPOLOGY" >/dev/null
+	SMP=$(topology_vcpus "$TOPOLOGY")
+	topo=$(topology_qemu "$TOPOLOGY" "$MEM")
+	mapfile -t TOPO_OPTS <<<"$topo"
+else
+	TOPO_OPTS=(-smp "$SMP")
+fi
 case $TIMEOUT in '' | *[!0-9]*) die "-T wants seconds, not '$TIMEOUT'" ;; esac
 need qemu-system-x86_64 qemu-system-x86
 need timeout coreutils
@@ -85,7 +97,7 @@ run_qemu() {
 	: >"$3"
 	: >"$4"
 	cmd=(qemu-system-x86_64
-		-accel "$1" -cpu max -smp "$SMP" -m "$MEM"
+		-accel "$1" -cpu max "${TOPO_OPTS[@]}" -m "$MEM"
 		-nodefaults -display none -no-reboot
 		-serial "file:$3" -serial "file:$4"
 		-kernel "$KERNEL" -initrd "$INITRD" "${opts[@]}"
@@ -111,11 +123,11 @@ if [ "$ACCEL" = auto ]; then
 fi
 case $ACCEL in tcg | kvm) ;; *) die "-a wants tcg, kvm or auto, not '$ACCEL'" ;; esac
 
-say "booting $(basename "$KERNEL") under QEMU/$ACCEL, $SMP vCPUs, ${MEM} MiB, timeout ${TIMEOUT}s"
+say "booting $(basename "$KERNEL") under QEMU/$ACCEL, $SMP vCPUs${TOPOLOGY:+ ($TOPOLOGY)}, ${MEM} MiB, timeout ${TIMEOUT}s"
 t0=$(date +%s)
 rc=0
 run_qemu "$ACCEL" "$TIMEOUT" "$LOGDIR/console.log" "$LOGDIR/guest.log" || rc=$?
-printf 'accel=%s smp=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "$MEM" "$(($(date +%s) - t0))" >"$LOGDIR/boot.info"
+printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "${TOPOLOGY:-flat}" "$MEM" "$(($(date +%s) - t0))" >"$LOGDIR/boot.info"
 
 problem=
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

@@ -368,6 +368,39 @@ newidle_figures() {
 		END { flush() }'
 }
 
+# Guest topologies (kernel-config/topologies).
+TOPOLOGIES=$ROOT/kernel-config/topologies
+# topology NAME: that row's fields "SMP NODES SHAPE" (tab-joined); dies
+# naming the known ones when NAME is not a row.
+topology() {
+	local row
+	row=$(awk -v n="$1" '$1 == n { sub(/^[^ \t]+[ \t]+/, ""); s = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", s)
+		print $1 "\t" $2 "\t" s; exit }' "$TOPOLOGIES")
+	[ -n "$row" ] || die "unknown topology '$1': kernel-config/topologies has $(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$TOPOLOGIES")"
+	printf '%s\n' "$row"
+}
+# topology_vcpus NAME: its vCPU count.
+topology_vcpus() {
+	local smp
+	smp=$(topology "$1" | cut -f1)
+	echo "${smp%%,*}"
+}
+# topology_qemu NAME MEM: its QEMU options, one per line (-smp SPEC, and
+# per NUMA node a memory backend of MEM/nodes MiB and a -numa node).
+topology_qemu() {
+	local smp nodes i=0 n
+	smp=$(topology "$1" | cut -f1)
+	nodes=$(topology "$1" | cut -f2)
+	printf '%s\n' -smp "$smp"
+	[ "$nodes" != - ] || return 0
+	n=$(echo "$nodes" | tr ',' '\n' | wc -l)
+	[ $(($2 % n)) = 0 ] || die "topology $1: $2 MiB of memory do not split into $n nodes"
+	for c in $(echo "$nodes" | tr ',' ' '); do
+		printf '%s\n' -object "memory-backend-ram,id=m$i,size=$(($2 / n))M" -numa "node,nodeid=$i,cpus=$c,memdev=m$i"
+		i=$((i + 1))
+	done
+}
+
 # config_unmet [--strict] CONFIG FRAGMENT...: the options the fragments
 # ask for that the .config CONFIG does not have as asked, one per line,
 # "CONFIG_X=V (what Kconfig gave)". Where fragments disagree the later

@@ -52,7 +52,7 @@ Outputs:
                       (\$BUILD/wt/NAME/obj/NAME for -r)
   \$BUILD/logs/NAME    console.log, guest.log, parsed results, report.txt
 
-Environment: BUILD ($BUILD), KSRC, SMP, MEM, ACCEL, BOOT_TIMEOUT, APPEND,
+Environment: BUILD ($BUILD), KSRC, SMP, TOPOLOGY, MEM, ACCEL, BOOT_TIMEOUT, APPEND,
 QEMU_OPTS, JOBS (see scripts/boot.sh --help and scripts/build-kernel.sh
 --help).
 EOF
