@@ -17,7 +17,7 @@ help:
 	@echo "make setup      install missing Debian packages (root)"
 	@echo "make prepare    only prepare the work tree ($(BUILD)/LINE/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
-	@echo "make kunit [KUNIT_ARCH=x86_64]  the KUnit suites with the kernel's kunit.py run"
+	@echo "make kunit [KUNIT_ARCH=x86_64|arm64|um]  the KUnit suites with the kernel's kunit.py run"
 	@echo "make mutate [MUTATE_BOOTS=5]  every mutant of tests/mutants/LINE/ and baseline, each"
 	@echo "                booted MUTATE_BOOTS times; table of catching cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
@@ -29,7 +29,7 @@ help:
 	@echo "                debug kernel: KUnit, kselftests, then MIN minutes of hotplug,"
 	@echo "                cgroup, affinity and fork stress; RUNS boots, tallied, with"
 	@echo "                BUSY busy loops on the host"
-	@echo "make bench [VCPUS='2 4 8'] [DURATION=5] [REPS=5]"
+	@echo "make bench [TOPOLOGIES='smp2 smp8 smt2x2x2 sock4x2'] [DURATION=3] [REPS=3]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
@@ -98,11 +98,11 @@ STRESS_KERNELS ?= patched
 stress: prepare
 	scripts/stress.sh $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
 
-VCPUS ?= 2 4 8
-DURATION ?= 5
-REPS ?= 5
+TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
+DURATION ?= 3
+REPS ?= 3
 bench: prepare
-	scripts/bench.sh -s "$(VCPUS)" -d $(DURATION) -r $(REPS)
+	scripts/bench.sh -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS)
 
 bench-smoke: prepare
 	scripts/bench.sh --smoke

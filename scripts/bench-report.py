@@ -53,12 +53,58 @@ METRICS = {
     "pool.writes.indicator_per_s": ("pool: ... per second", "1/s*"),
 }
 
+# The newly-idle load-balance split (schedstat, per workload): attempts
+# (the lowest level's lb_count: every attempt starts there), the
+# sched_balance_rq() calls that found nothing to do (lb_balanced +
+# lb_failed, summed over levels: wasted), those that moved a task, and
+# the tasks gained.
+for _wl, _what in (("rr", "rr (light)"), ("mix", "mix (bursts of overload)")):
+    METRICS.update({
+        f"{_wl}.lb.attempts_per_idle": (f"{_what}: newly-idle attempts per idle entry (schedstat, lowest level)", ""),
+        f"{_wl}.lb.wasted_per_idle": (f"{_what}: wasted newly-idle balances per idle entry (lb_balanced + lb_failed, all levels)", ""),
+        f"{_wl}.lb.moved_per_idle": (f"{_what}: newly-idle balances that moved a task, per idle entry", ""),
+        f"{_wl}.lb.gained": (f"{_what}: tasks gained by newly-idle balancing (lb_gained, all levels)", ""),
+        f"{_wl}.lb.gained_per_s": (f"{_what}: ... per second", "1/s*"),
+        f"{_wl}.lb.balanced": (f"{_what}: newly-idle balances that found the domain balanced (lb_balanced)", ""),
+        f"{_wl}.lb.nobusyg": (f"{_what}: ... of which no busier group (lb_nobusyg)", ""),
+        f"{_wl}.lb.nobusyq": (f"{_what}: ... of which no busier runqueue (lb_nobusyq)", ""),
+        f"{_wl}.lb.failed": (f"{_what}: newly-idle balances that failed to move a task (lb_failed)", ""),
+        f"{_wl}.lb.idle_entries": (f"{_what}: idle entries (sched_goidle)", ""),
+        f"{_wl}.lb.levels_per_attempt": (f"{_what}: domain levels visited per newly-idle attempt", ""),
+    })
+    for _l in range(4):
+        METRICS[f"{_wl}.lb.level{_l}.lb_count"] = (f"{_what}: newly-idle balances at domain level {_l}", "")
+METRICS.update({
+    "mix.tps": ("mix: transactions per second", "1/s*"),
+    "mix.burst_chunks_per_s": ("mix: burst work chunks per second (useful work done)", "1/s*"),
+    "mix.lat_p99_us": ("mix: latency p99", "us*"),
+    "rr.work_us": ("rr: the server's compute time per request (profile phase)", "us*"),
+    "rr.sched_balance_newidle.us_per_call": ("rr: time per sched_balance_newidle() call (profiler)", "us*"),
+    "rr.newidle_cost_over_work": ("rr: time per sched_balance_newidle() call / compute time per request (seed: 0.13 ms / 0.1 ms)", "*"),
+    "rr.gate_cost_over_work": ("rr: max_newidle_lb_cost / compute time per request", "*"),
+    "cgpool.group_tg_load_avg_changes": ("cgpool: the child group's tg_load_avg changes between samples (debugfs)", ""),
+    "cgpool.tg_load_avg_changes": ("cgpool: root tg_load_avg changes between samples (debugfs)", ""),
+    "cgpool.chunks_per_s": ("cgpool: work chunks per second (throughput)", "1/s*"),
+})
+for _wl in ("mix", "cgpool"):
+    METRICS.update({
+        f"{_wl}.writes.root_tg_load_avg": (f"{_wl}: writes to root_task_group.load_avg (watchpoint, exact)", ""),
+        f"{_wl}.writes.root_tg_load_avg_per_s": (f"{_wl}: ... per second", "1/s*"),
+        f"{_wl}.writes.indicator": (f"{_wl}: writes to the overload indicator (watchpoint, exact; patched only)", ""),
+        f"{_wl}.writes.indicator_per_s": (f"{_wl}: ... per second", "1/s*"),
+    })
+
 # Diagnostics that older guest scripts or odd CPU counts may lack.
 OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
             "rr.server_newidle_per_idle", "rr.client_newidle_per_idle",
             # baseline has no indicator to watch
             "rr.writes.indicator", "rr.writes.indicator_per_s",
-            "pool.writes.indicator", "pool.writes.indicator_per_s"}
+            "pool.writes.indicator", "pool.writes.indicator_per_s",
+            "mix.writes.indicator", "mix.writes.indicator_per_s",
+            "cgpool.writes.indicator", "cgpool.writes.indicator_per_s",
+            "rr.gate_cost_over_work"}
+# Levels a topology may not have.
+OPTIONAL |= {k for k in METRICS if ".lb.level" in k and not k.endswith("level0.lb_count")}
 
 
 def kv(text):
@@ -76,7 +122,8 @@ def parse_log(path, smp, dur):
     """The metrics of one boot, the pool's tg_load_avg series, and the
     guest's parameters (its "sfp-bench env" line)."""
     m, series, env = {}, None, {}
-    count, profile, fprof, perf, writes = {}, {}, {}, {}, {}
+    count, profile, fprof, perf, writes, lb = {}, {}, {}, {}, {}, {}
+    levels = {}
     for line in open(path, errors="replace"):
         if line.startswith("sfp-bench env "):
             env = kv(line)
@@ -94,6 +141,11 @@ def parse_log(path, smp, dur):
             profile[wl] = kv(rest)
         elif phase == "writes" and "stderr:" not in rest:
             writes[wl] = kv(rest)
+        elif phase == "lb":
+            d = kv(rest)
+            lb[(wl, d.get("level"))] = d
+            if d.get("level") not in (None, "all"):
+                levels[int(d["level"])] = d.get("name", "?")
         elif phase == "gate":
             for key, val in kv(rest).items():
                 m[f"{wl}.gate.{key}"] = num({key: val}, key)
@@ -137,14 +189,48 @@ def parse_log(path, smp, dur):
     s = num(perf.get(("pool", "task_tick_fair"), {}), "samples")
     m["pool.perf.total_samples"] = tot
     m["pool.perf.task_tick_fair"] = 100 * s / tot if tot and s is not None else None
-    for wl in ("rr", "pool"):
+    for wl in ("rr", "mix"):
+        a = lb.get((wl, "all"), {})
+        idle = num(a, "idle_entries")
+        att, cnt = num(a, "attempts"), num(a, "lb_count")
+        bal, fail, gain = num(a, "lb_balanced"), num(a, "lb_failed"), num(a, "lb_gained")
+        m[f"{wl}.lb.idle_entries"] = idle
+        m[f"{wl}.lb.balanced"], m[f"{wl}.lb.failed"], m[f"{wl}.lb.gained"] = bal, fail, gain
+        m[f"{wl}.lb.nobusyg"], m[f"{wl}.lb.nobusyq"] = num(a, "lb_nobusyg"), num(a, "lb_nobusyq")
+        if idle and None not in (att, cnt, bal, fail):
+            m[f"{wl}.lb.attempts_per_idle"] = att / idle
+            m[f"{wl}.lb.wasted_per_idle"] = (bal + fail) / idle
+            m[f"{wl}.lb.moved_per_idle"] = (cnt - bal - fail) / idle
+        m[f"{wl}.lb.levels_per_attempt"] = cnt / att if att and cnt is not None else None
+        secs = num(count.get(wl, {}), "seconds")
+        m[f"{wl}.lb.gained_per_s"] = gain / secs if gain is not None and secs else None
+        for l in range(4):
+            m[f"{wl}.lb.level{l}.lb_count"] = num(lb.get((wl, str(l)), {}), "lb_count")
+    mix = count.get("mix", {})
+    for k in ("tps", "burst_chunks_per_s", "lat_p99_us"):
+        m["mix." + k] = num(mix, k)
+    pr = profile.get("rr", {})
+    m["rr.work_us"] = num(pr, "work_us")
+    h = m["rr.sched_balance_newidle.hits"]
+    t = num(nb, "time_us")
+    m["rr.sched_balance_newidle.us_per_call"] = t / h if h and t is not None else None
+    w = m["rr.work_us"]
+    c = m["rr.sched_balance_newidle.us_per_call"]
+    m["rr.newidle_cost_over_work"] = c / w if w and c is not None else None
+    g = m.get("rr.gate.max_newidle_lb_cost_us")
+    m["rr.gate_cost_over_work"] = g / w if w and g is not None else None
+    cg = count.get("cgpool", {})
+    m["cgpool.group_tg_load_avg_changes"] = num(cg, "group_tg_load_avg_changes")
+    m["cgpool.tg_load_avg_changes"] = num(cg, "tg_load_avg_changes")
+    m["cgpool.chunks_per_s"] = num(cg, "chunks_per_s")
+    for wl in ("rr", "pool", "mix", "cgpool"):
         wr = writes.get(wl, {})
         secs = num(wr, "seconds")
         for key in ("root_tg_load_avg", "indicator"):
             n = num(wr, key)
             m[f"{wl}.writes.{key}"] = n
             m[f"{wl}.writes.{key}_per_s"] = n / secs if n is not None and secs else None
-    return m, series, env
+    return m, series, env, levels
 
 
 def fmt(v):
@@ -176,6 +262,25 @@ def ratio(a, b):
     return b[1] / a[1]
 
 
+# Targets (benchmarks the report prints, not tests): figure, the rule,
+# and the threshold.
+TARGETS = (
+    ("rr.lb.wasted_per_idle", "wasted newly-idle balances per idle entry (light load), patched / baseline", "le", 0.01),
+    ("mix.lb.gained", "useful newly-idle pulls (tasks gained, mixed load), patched / baseline", "ge", 0.95),
+)
+
+
+def paired(data, k1, k2, topo, reps, key):
+    """patched/baseline per repetition (the kernels of one repetition
+    booted back to back): min, median, max, n."""
+    rs = []
+    for r in reps:
+        a, b = data.get((k1, topo, r), {}).get(key), data.get((k2, topo, r), {}).get(key)
+        if a and b is not None:
+            rs.append(b / a)
+    return spread(rs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rundir")
@@ -187,49 +292,106 @@ def main():
         sys.exit(f"bench-report.py: error: {run} is not a bench run directory (no meta.tsv)")
     meta = dict(line.rstrip("\n").split("\t", 1) for line in open(os.path.join(run, "meta.tsv")) if "\t" in line)
     dur = float(meta.get("dur", 5))
-    data, series = {}, {}
+    data, series, levels = {}, {}, {}
     rawdir = os.path.join(run, "raw")
     for name in sorted(os.listdir(rawdir)):
-        mt = re.fullmatch(r"(baseline|patched)-smp(\d+)-r(\d+)", name)
+        mt = re.fullmatch(r"(baseline|patched)-(\w+?)-r(\d+)", name)
         log = os.path.join(rawdir, name, "guest.log")
         if not mt or not os.path.isfile(log):
             continue
-        k, smp, rep = mt.group(1), int(mt.group(2)), int(mt.group(3))
-        data[(k, smp, rep)], series[(k, smp, rep)], env = parse_log(log, smp, dur)
+        k, topo, rep = mt.group(1), mt.group(2), int(mt.group(3))
+        vcpus = topo_vcpus(meta, topo)
+        data[(k, topo, rep)], series[(k, topo, rep)], env, lv = parse_log(log, vcpus, dur)
+        levels.setdefault(topo, lv)
         for key in ("rrwork", "poolwork"):
             meta.setdefault(key, env.get(key, "?"))
     if not data:
         sys.exit(f"bench-report.py: error: no guest logs under {rawdir}")
-    smps = sorted({s for _, s, _ in data})
+    order = meta.get("topologies", meta.get("smps", "")).split()
+    order = [t if not t.isdigit() else f"smp{t}" for t in order]
+    topos = [t for t in order if any(tt == t for _, tt, _ in data)]
+    topos += sorted({t for _, t, _ in data} - set(topos))
     reps = sorted({r for _, _, r in data})
 
     # results.tsv: every value of every boot.
     with open(os.path.join(run, "results.tsv"), "w") as out:
-        out.write("kernel\tvcpus\trep\tmetric\tvalue\n")
-        for (k, smp, rep), m in sorted(data.items()):
+        out.write("kernel\ttopology\tvcpus\trep\tmetric\tvalue\n")
+        for (k, topo, rep), m in sorted(data.items()):
             for key in METRICS:
-                out.write(f"{k}\t{smp}\t{rep}\t{key}\t{'' if m.get(key) is None else m[key]}\n")
+                out.write(f"{k}\t{topo}\t{topo_vcpus(meta, topo)}\t{rep}\t{key}\t{'' if m.get(key) is None else m[key]}\n")
 
     stats = {}
-    for smp in smps:
+    for topo in topos:
         for key in METRICS:
             for k in KERNELS:
-                stats[(k, smp, key)] = spread([data[(k, smp, r)].get(key) for r in reps if (k, smp, r) in data])
+                stats[(k, topo, key)] = spread([data[(k, topo, r)].get(key) for r in reps if (k, topo, r) in data])
 
-    plots = make_plots(run, smps, stats, series)
-    write_report(run, meta, smps, reps, stats, plots)
+    plots = make_plots(run, meta, topos, stats, series)
+    write_report(run, meta, topos, reps, stats, plots, data, levels)
     print(f"bench-report.py: wrote {os.path.join(run, 'report.md')} ({len(data)} boots)")
-    for smp in smps:
-        a, b = stats[("baseline", smp, "rr.newidle_per_idle")], stats[("patched", smp, "rr.newidle_per_idle")]
-        c, d = stats[("baseline", smp, "pool.tg_load_avg_changes")], stats[("patched", smp, "pool.tg_load_avg_changes")]
-        print(f"  {smp} vCPUs: newly-idle attempts per idle entry baseline {fmt(a and a[1])} patched {fmt(b and b[1])}"
-              f" (ratio {fmt(ratio(a, b))}); root tg_load_avg changes baseline {fmt(c and c[1])} patched {fmt(d and d[1])}")
-        e, f = stats[("baseline", smp, "pool.writes.root_tg_load_avg")], stats[("patched", smp, "pool.writes.root_tg_load_avg")]
-        g, h = stats[("patched", smp, "rr.writes.indicator")], stats[("patched", smp, "pool.writes.indicator")]
-        print(f"  {smp} vCPUs: writes to root_task_group.load_avg (pool, watchpoint) baseline {fmt(e and e[1])} patched {fmt(f and f[1])};"
-              f" indicator writes on patched rr {fmt(g and g[1])} pool {fmt(h and h[1])}")
+    for topo in topos:
+        def med(k, key):
+            st = stats[(k, topo, key)]
+            return st and st[1]
+        print(f"  {topo}: newly-idle attempts per idle entry (rr) baseline {fmt(med('baseline', 'rr.newidle_per_idle'))}"
+              f" patched {fmt(med('patched', 'rr.newidle_per_idle'))}"
+              f" (ratio {fmt(ratio(stats[('baseline', topo, 'rr.newidle_per_idle')], stats[('patched', topo, 'rr.newidle_per_idle')]))});"
+              f" root tg_load_avg changes baseline {fmt(med('baseline', 'pool.tg_load_avg_changes'))} patched {fmt(med('patched', 'pool.tg_load_avg_changes'))}")
+        for wl in ("rr", "mix"):
+            print(f"  {topo}: {wl} newly-idle split per idle entry, baseline -> patched: "
+                  f"attempts {fmt(med('baseline', wl + '.lb.attempts_per_idle'))} -> {fmt(med('patched', wl + '.lb.attempts_per_idle'))}, "
+                  f"wasted {fmt(med('baseline', wl + '.lb.wasted_per_idle'))} -> {fmt(med('patched', wl + '.lb.wasted_per_idle'))}, "
+                  f"moved a task {fmt(med('baseline', wl + '.lb.moved_per_idle'))} -> {fmt(med('patched', wl + '.lb.moved_per_idle'))}; "
+                  f"tasks gained {fmt(med('baseline', wl + '.lb.gained'))} -> {fmt(med('patched', wl + '.lb.gained'))}; "
+                  f"levels per attempt {fmt(med('baseline', wl + '.lb.levels_per_attempt'))} -> {fmt(med('patched', wl + '.lb.levels_per_attempt'))}")
+        print(f"  {topo}: writes to root_task_group.load_avg (watchpoint) baseline -> patched: "
+              + ", ".join(f"{wl} {fmt(med('baseline', wl + '.writes.root_tg_load_avg'))} -> {fmt(med('patched', wl + '.writes.root_tg_load_avg'))}"
+                          for wl in ("rr", "mix", "pool", "cgpool"))
+              + "; indicator writes on patched: "
+              + ", ".join(f"{wl} {fmt(med('patched', wl + '.writes.indicator'))}" for wl in ("rr", "mix", "pool", "cgpool")))
+        print(f"  {topo}: child group tg_load_avg changes (cgpool) baseline {fmt(med('baseline', 'cgpool.group_tg_load_avg_changes'))}"
+              f" patched {fmt(med('patched', 'cgpool.group_tg_load_avg_changes'))}")
+    for line in target_lines(stats, topos, data, reps):
+        print(f"  target: {line}")
     if args.check:
-        sys.exit(check(data, stats, smps))
+        sys.exit(check(data, stats, topos))
+
+
+def topo_vcpus(meta, topo):
+    """The vCPU count of a topology: from meta.tsv, else smpN's N."""
+    row = meta.get(f"topology_{topo}")
+    if row:
+        return int(row.split("\t")[0])
+    mt = re.fullmatch(r"smp(\d+)", topo)
+    return int(mt.group(1)) if mt else 0
+
+
+def target_lines(stats, topos, data, reps):
+    """One line per target and topology: the figure, its spread over the
+    repetitions' pairs, and whether the target is met."""
+    out = []
+    for key, what, rule, lim in TARGETS:
+        for topo in topos:
+            r = ratio(stats[("baseline", topo, key)], stats[("patched", topo, key)])
+            pr = paired(data, "baseline", "patched", topo, reps, key)
+            if r is None:
+                verdict = "not measured (baseline median 0 or missing)"
+            else:
+                ok = r <= lim if rule == "le" else r >= lim
+                verdict = f"{'met' if ok else 'NOT met'} ({'at most' if rule == 'le' else 'at least'} {lim})"
+            sp = f", per repetition {fmt(pr[0])}..{fmt(pr[2])} (n={pr[3]})" if pr else ""
+            out.append(f"{what}, {topo}: {fmt(r)}{sp}: {verdict}")
+    for topo in topos:
+        vals = [stats[("patched", topo, f"{wl}.writes.root_tg_load_avg")] for wl in ("rr", "mix", "pool", "cgpool")]
+        tot = sum(v[2] for v in vals if v) if any(vals) else None
+        out.append(f"writes to root_task_group.load_avg on patched (largest of every workload and repetition), {topo}: "
+                   f"{fmt(tot)}: {'met (0)' if tot == 0 else 'NOT met (0)' if tot is not None else 'not measured'}")
+    for topo in topos:
+        v = [stats[("patched", topo, f"{wl}.writes.indicator_per_s")] for wl in ("rr", "mix", "pool", "cgpool")]
+        out.append(f"indicator writes per second under load on patched, {topo}: "
+                   + ", ".join(f"{wl} {fmt(x and x[1])}" for wl, x in zip(("rr", "mix", "pool", "cgpool"), v))
+                   + " (reported; the writes that store the value already there are counted by KUnit, 0 expected)")
+    return out
 
 
 # The 75% check needs a baseline that balances before most idle entries
@@ -237,19 +399,19 @@ def main():
 BASELINE_BALANCES = 0.25
 
 
-def check(data, stats, smps):
+def check(data, stats, topos):
     """The smoke checks; returns the exit status."""
     problems = []
     not_made = []
     # Metrics that must exist in every boot. perf shares can be 0, but the
     # totals and counters must be there.
-    for (k, smp, rep), m in sorted(data.items()):
+    for (k, topo, rep), m in sorted(data.items()):
         for key in METRICS:
             if m.get(key) is None and key not in OPTIONAL:
-                problems.append(f"{k} {smp} vCPUs rep {rep}: {key} was not collected")
-    for smp in smps:
+                problems.append(f"{k} {topo} rep {rep}: {key} was not collected")
+    for topo in topos:
         def med(k, key):
-            s = stats[(k, smp, key)]
+            s = stats[(k, topo, key)]
             return s[1] if s else None
         bl, pt = med("baseline", "rr.newidle_per_idle"), med("patched", "rr.newidle_per_idle")
         if bl is not None and pt is not None and bl < BASELINE_BALANCES:
@@ -257,33 +419,46 @@ def check(data, stats, smps):
             # not balance, so no fall can be seen. The other gate of the
             # newly-idle balance (avg_idle below max_newidle_lb_cost) shuts
             # when a vCPU the host did not run makes one balance look long.
-            not_made.append(f"{smp} vCPUs: precondition: baseline made {bl} newly-idle attempts per idle entry "
+            not_made.append(f"{topo}: precondition: baseline made {bl} newly-idle attempts per idle entry "
                             f"(fewer than {BASELINE_BALANCES}; its max_newidle_lb_cost "
                             f"{med('baseline', 'rr.gate.max_newidle_lb_cost_us')} us against avg_idle "
                             f"{med('baseline', 'rr.gate.mean_avg_idle_us')} us): the 75% check was not made")
         elif bl is not None and pt is not None and not (bl > 0 and pt <= 0.25 * bl):
-            problems.append(f"{smp} vCPUs: newly-idle attempts per idle entry did not fall by 75% (baseline {bl}, patched {pt})")
+            problems.append(f"{topo}: newly-idle attempts per idle entry did not fall by 75% (baseline {bl}, patched {pt})")
         bl, pt = med("baseline", "pool.tg_load_avg_changes"), med("patched", "pool.tg_load_avg_changes")
         if bl is not None and pt is not None and not (bl > 0 and pt == 0):
-            problems.append(f"{smp} vCPUs: root tg_load_avg changes should be > 0 on baseline and 0 on patched (baseline {bl}, patched {pt})")
-        for wl in ("rr", "pool"):
-            bl, pt = med("baseline", f"{wl}.writes.root_tg_load_avg"), med("patched", f"{wl}.writes.root_tg_load_avg")
+            problems.append(f"{topo}: root tg_load_avg changes should be > 0 on baseline and 0 on patched (baseline {bl}, patched {pt})")
+        # The skip is for the root group only: a child group's load_avg
+        # must still be updated on patched.
+        for k in KERNELS:
+            v = med(k, "cgpool.group_tg_load_avg_changes")
+            if v is not None and v <= 0:
+                problems.append(f"{topo}, {k}: the child group's tg_load_avg never changed under cgpool (expected > 0: only the root group is skipped)")
+        for wl in ("rr", "mix", "pool", "cgpool"):
+            pt = med("patched", f"{wl}.writes.root_tg_load_avg")
             if pt is not None and pt != 0:
-                problems.append(f"{smp} vCPUs, {wl}: patched wrote root_task_group.load_avg {pt} times, expected 0")
+                problems.append(f"{topo}, {wl}: patched wrote root_task_group.load_avg {pt} times, expected 0")
             if med("patched", f"{wl}.writes.indicator") is None:
-                problems.append(f"{smp} vCPUs, {wl}: no indicator write count on patched")
+                problems.append(f"{topo}, {wl}: no indicator write count on patched")
         bl = med("baseline", "pool.writes.root_tg_load_avg")
         if bl is not None and bl <= 0:
-            problems.append(f"{smp} vCPUs, pool: baseline never wrote root_task_group.load_avg under the watchpoint")
-        for key in ("rr.idle_entries", "rr.tps", "pool.chunks_per_s", "pool.task_tick_fair.hits", "pool.perf.total_samples"):
+            problems.append(f"{topo}, pool: baseline never wrote root_task_group.load_avg under the watchpoint")
+        for key in ("rr.idle_entries", "rr.tps", "pool.chunks_per_s", "pool.task_tick_fair.hits", "pool.perf.total_samples",
+                    "mix.burst_chunks_per_s", "mix.lb.idle_entries", "cgpool.chunks_per_s"):
             for k in KERNELS:
                 v = med(k, key)
                 if v is not None and v <= 0:
-                    problems.append(f"{smp} vCPUs, {k}: {key} is {v}, expected > 0")
+                    problems.append(f"{topo}, {k}: {key} is {v}, expected > 0")
         v = med("baseline", "rr.newidle_lb")
         h = med("baseline", "rr.sched_balance_newidle.hits")
         if v is not None and h is not None and not (v > 0 and h > 0):
-            problems.append(f"{smp} vCPUs, baseline: no newly-idle balancing counted (schedstat {v}, profiler {h})")
+            problems.append(f"{topo}, baseline: no newly-idle balancing counted (schedstat {v}, profiler {h})")
+        # The split reads the fields it should: its attempts (taken around
+        # the process) agree with those of sfp_rr's own schedstat reader
+        # (taken inside it) to within what process start and exit add.
+        a, b = med("baseline", "rr.lb.attempts_per_idle"), med("baseline", "rr.newidle_per_idle")
+        if a is not None and b is not None and abs(a - b) > 0.25 * max(b, 0.04):
+            problems.append(f"{topo}, baseline: the schedstat split's attempts per idle entry ({a}) differ from sfp_rr's ({b})")
     for p in problems:
         print(f"bench-report.py: check failed: {p}")
     for n in not_made:
@@ -293,94 +468,95 @@ def check(data, stats, smps):
     return 1 if problems else 0
 
 
-def make_plots(run, smps, stats, series):
+def make_plots(run, meta, topos, stats, series):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     files = []
     colors = {"baseline": "tab:red", "patched": "tab:blue"}
+    xs = list(range(len(topos)))
 
-    # 1. newly-idle balance attempts per idle entry, both kernels.
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for i, k in enumerate(KERNELS):
-        pts = [(s, stats[(k, s, "rr.newidle_per_idle")]) for s in smps if stats[(k, s, "rr.newidle_per_idle")]]
-        xs = [s + (i - 0.5) * 0.15 for s, _ in pts]
-        med = [p[1] for _, p in pts]
-        err = [[p[1] - p[0] for _, p in pts], [p[2] - p[1] for _, p in pts]]
-        ax.errorbar(xs, med, yerr=err, fmt="o-", capsize=4, color=colors[k], label=k)
-    ax.set_xticks(smps)
-    ax.set_xlabel("vCPUs")
-    ax.set_ylabel("attempts per idle entry")
-    ax.set_ylim(bottom=0)
-    ax.set_title("sfp_rr: newly-idle balance attempts per idle entry\n(median, bars min..max)")
-    ax.legend()
-    fig.tight_layout()
-    files.append(("Newly-idle balance attempts per idle entry", "bench-newidle.png"))
-    fig.savefig(os.path.join(run, files[-1][1]), dpi=100)
-    plt.close(fig)
+    def bars(fname, title, ylabel, key, log=False, note=None):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for i, k in enumerate(KERNELS):
+            pts = [stats[(k, t, key)] for t in topos]
+            med = [p[1] if p else 0 for p in pts]
+            err = [[p[1] - p[0] if p else 0 for p in pts], [p[2] - p[1] if p else 0 for p in pts]]
+            ax.bar([x + (i - 0.5) * 0.38 for x in xs], med, 0.38, yerr=err, capsize=3, color=colors[k], label=k)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{t}\n({topo_vcpus(meta, t)} vCPUs)" for t in topos], fontsize=8)
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_title(title + "\n(median, bars min..max)", fontsize=10)
+        if note:
+            ax.text(0.01, 0.97, note, transform=ax.transAxes, fontsize=8, va="top", color="gray")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(run, fname), dpi=100)
+        plt.close(fig)
+        files.append((title, fname))
 
-    # 2. patched/baseline ratios of medians across vCPU counts.
-    keys = [("rr.newidle_lb", "rr newly-idle attempts"), ("rr.sched_balance_newidle.hits", "rr sched_balance_newidle calls"),
-            ("rr.tps", "rr transactions/s"), ("rr.lat_p50_us", "rr latency p50"),
-            ("pool.task_tick_fair.us_per_call", "pool task_tick_fair time/call"), ("pool.chunks_per_s", "pool throughput")]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for key, label in keys:
-        pts = [(s, ratio(stats[("baseline", s, key)], stats[("patched", s, key)])) for s in smps]
-        pts = [(s, r) for s, r in pts if r is not None]
-        if pts:
-            ax.plot([s for s, _ in pts], [r for _, r in pts], "o-", label=label)
-    ax.axhline(1.0, color="gray", lw=0.8)
-    ax.axhline(0.25, color="gray", lw=0.8, ls="--")
-    ax.text(smps[0], 0.27, "seed 2: -75%", color="gray", fontsize=8)
-    ax.set_xticks(smps)
-    ax.set_xlabel("vCPUs")
-    ax.set_ylabel("patched / baseline (medians)")
-    ax.set_ylim(bottom=0)
-    ax.set_title("patched / baseline across vCPU counts")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    files.append(("patched / baseline ratios across vCPU counts", "bench-ratios.png"))
-    fig.savefig(os.path.join(run, files[-1][1]), dpi=100)
-    plt.close(fig)
+    bars("bench-newidle.png", "rr: newly-idle balance attempts per idle entry", "attempts per idle entry",
+         "rr.newidle_per_idle", note="seed: 75% fewer on 4 sockets")
+    bars("bench-wasted.png", "rr (light load): wasted newly-idle balances per idle entry", "balanced + failed per idle entry",
+         "rr.lb.wasted_per_idle", log=True, note="target: patched / baseline at most 1%")
+    bars("bench-useful.png", "mix (bursts of overload): tasks gained by newly-idle balancing", "tasks gained per run",
+         "mix.lb.gained", note="target: patched / baseline at least 0.95")
+    bars("bench-writes.png", "pool: writes to root_task_group.load_avg per second", "writes per second (emulated)",
+         "pool.writes.root_tg_load_avg_per_s", note="patched: 0")
+    bars("bench-cost.png", "rr: time per sched_balance_newidle() call / compute time per request", "ratio (emulated times)",
+         "rr.newidle_cost_over_work", note="seed: 0.13 ms / 0.1 ms = 1.3")
 
-    # 3. root tg_load_avg over time, first repetition at the most vCPUs.
-    smp = smps[-1]
+    # root tg_load_avg over time, first repetition of the last topology.
+    topo = topos[-1]
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in KERNELS:
-        rep = min((r for (kk, s, r) in series if kk == k and s == smp and series[(kk, s, r)]), default=None)
+        rep = min((r for (kk, t, r) in series if kk == k and t == topo and series[(kk, t, r)]), default=None)
         if rep is None:
             continue
-        ys = series[(k, smp, rep)]
+        ys = series[(k, topo, rep)]
         ax.plot([0.25 * (i + 1) for i in range(len(ys))], ys, "o-", ms=3, color=colors[k], label=f"{k} (rep {rep})")
     ax.set_xlabel("guest seconds into the run (a sample every 250 ms)")
     ax.set_ylabel("root_task_group tg_load_avg")
-    ax.set_title(f"sfp_pool: root group tg_load_avg over time, {smp} vCPUs")
+    ax.set_title(f"sfp_pool: root group tg_load_avg over time, {topo}")
     ax.legend()
     fig.tight_layout()
-    files.append((f"Root group tg_load_avg over time ({smp} vCPUs)", "bench-tg-load-avg.png"))
+    files.append((f"Root group tg_load_avg over time ({topo})", "bench-tg-load-avg.png"))
     fig.savefig(os.path.join(run, files[-1][1]), dpi=100)
     plt.close(fig)
     return files
 
 
-def write_report(run, meta, smps, reps, stats, plots):
+def write_report(run, meta, topos, reps, stats, plots, data, levels):
     L = []
     w = L.append
+
+    def med(k, topo, key):
+        st = stats[(k, topo, key)]
+        return fmt(st and st[1])
+
+    def ab(topo, key):
+        a, b = stats[("baseline", topo, key)], stats[("patched", topo, key)]
+        r = ratio(a, b)
+        return f"{fmt(a and a[1])} -> {fmt(b and b[1])}" + (f" (x{fmt(r)})" if r is not None else "")
+
     w("# sched-fastpath A/B benchmark: baseline vs patched")
     w("")
     w(f"Made by `{meta.get('command', 'scripts/bench.sh')}` on {meta.get('date', '?')}; "
-      f"{len(reps)} repetitions per kernel and vCPU count, {meta.get('dur')} s per workload and phase, "
-      "kernels booted in alternating order.")
+      f"{len(reps)} repetitions per kernel and topology, {meta.get('dur')} s per workload and phase, "
+      "kernels booted in alternating order" + (f"; wall time {meta['wall']}" if meta.get("wall") else "") + ".")
     w("")
     w("## Read this first")
     w("")
     w("The guests run under QEMU TCG (no usable KVM here), where guest time is emulated and "
       "30-1200x slower than the host. **Counts** (schedstat, function-profiler calls, "
-      "debugfs values) are exact and are the result; **times** (marked `*`: throughput, "
-      "latency, profiler time) are reported but only their patched/baseline ratio within "
+      "watchpoint writes, debugfs values) are exact and are the result; **times** (marked `*`: "
+      "throughput, latency, profiler time) are reported but only their patched/baseline ratio within "
       "this run means anything. Every figure is min / median / max over the repetitions; "
-      "the ratio is patched median / baseline median.")
+      "the ratio is patched median / baseline median, and the targets also give the spread of "
+      "the per-repetition ratios (the two kernels of a repetition boot back to back).")
     w("")
     w("## Setup")
     w("")
@@ -393,56 +569,111 @@ def write_report(run, meta, smps, reps, stats, plots):
                        ("perf", "perf in the guest"), ("retried", "boots retried after a failure (raw/*.failed)")):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")
-    w("Workloads (bench/): `sfp_rr` runs vCPUs/2 client/server pairs over UNIX socket pairs; server *i* is "
+    w("Topologies (`kernel-config/topologies`; levels as the guest's kernel built them):")
+    w("")
+    w("| topology | vCPUs | QEMU -smp | NUMA nodes | domain levels seen |")
+    w("|---|---|---|---|---|")
+    for t in topos:
+        row = meta.get(f"topology_{t}", "").split("\t")
+        lv = levels.get(t, {})
+        w(f"| {t} | {topo_vcpus(meta, t)} | {row[1] if len(row) > 1 else '?'} | {row[2] if len(row) > 2 else '?'} | "
+          f"{', '.join(f'{i}: {lv[i]}' for i in sorted(lv)) or '?'} |")
+    w("")
+    w("Workloads (bench/, scripts/guest/sfp_bench.sh): `rr` runs vCPUs/2 client/server pairs over UNIX socket pairs; server *i* is "
       f"pinned to CPU *i* and computes {meta.get('rrwork', '?')} LCG rounds per request, client *i* to CPU vCPUs/2+*i*, so the "
-      "servers keep half the vCPUs busy and no runqueue is meant to hold two tasks. `sfp_pool` runs "
+      "servers keep half the vCPUs busy and no runqueue is meant to hold two tasks (the light load). `mix` is `rr` plus vCPUs "
+      "unpinned threads that all compute for 30 ms at the start of every 100 ms and sleep in between: bursts of real overload, "
+      "where a newly-idle balance has something useful to pull. `pool` runs "
       f"vCPUs CPU-bound threads and 2 x vCPUs threads that compute {meta.get('poolwork', '?')} rounds and sleep 2 ms, all in "
       "the root task group (autogroup off), and samples the root group's `tg_load_avg` from "
-      "`/sys/kernel/debug/sched/debug` every 250 ms. Each runs once alone (counters, throughput) and once "
-      "under the function profiler (`sched_balance_newidle`, `sched_balance_rq`, `task_tick_fair`) and "
+      "`/sys/kernel/debug/sched/debug` every 250 ms; `cgpool` is the same pool in a child cgroup (cpu controller), sampling that "
+      "group's `tg_load_avg` too. Each runs once alone (counters, throughput, the schedstat split), once under write watchpoints, "
+      "and `rr` and `pool` once under the function profiler (`sched_balance_newidle`, `sched_balance_rq`, `task_tick_fair`) and "
       "`perf record -e cpu-clock -a`. Both kernels: `kernel.sched_schedstats=1`, `NO_NI_RANDOM` "
       "(6.12.y's random newly-idle skip would hide the gate on both).")
     w("")
+    w("## Targets")
+    w("")
+    for line in target_lines(stats, topos, data, reps):
+        w(f"- {line}")
+    w("")
     w("## Against the seeds")
     w("")
-    w("| claim | seed | here (median over repetitions) |")
+    w("| claim | seed | here: baseline -> patched (median over repetitions) |")
     w("|---|---|---|")
-    for smp in smps:
-        a, b = stats[("baseline", smp, "rr.newidle_per_idle")], stats[("patched", smp, "rr.newidle_per_idle")]
+    for t in topos:
+        a, b = stats[("baseline", t, "rr.newidle_per_idle")], stats[("patched", t, "rr.newidle_per_idle")]
         r = ratio(a, b)
         red = f"{100 * (1 - r):.1f}% fewer" if r is not None else "-"
-        w(f"| newly-idle balance attempts, request/response, servers on half the CPUs ({smp} vCPUs) | 75% fewer (4 sockets) | "
+        w(f"| newly-idle balance attempts, request/response, servers on half the CPUs ({t}) | 75% fewer (4 sockets) | "
           f"{red}: {fmt(a and a[1])} -> {fmt(b and b[1])} per idle entry |")
-    for smp in smps:
-        a, b = stats[("baseline", smp, "pool.task_tick_fair.cpu_share")], stats[("patched", smp, "pool.task_tick_fair.cpu_share")]
-        c, d = stats[("baseline", smp, "pool.perf.task_tick_fair")], stats[("patched", smp, "pool.perf.task_tick_fair")]
-        w(f"| task_tick_fair() share of CPU time, thread pool in the root group ({smp} vCPUs) | 0.71% -> 0.22% (perf, 16 sockets) | "
-          f"profiler time {fmt(a and a[1])}% -> {fmt(b and b[1])}%*; perf cpu-clock samples {fmt(c and c[1])}% -> {fmt(d and d[1])}% |")
-    for smp in smps:
-        a, b = stats[("baseline", smp, "pool.tg_load_avg_changes")], stats[("patched", smp, "pool.tg_load_avg_changes")]
-        e, f = stats[("baseline", smp, "pool.tg_load_avg_max")], stats[("patched", smp, "pool.tg_load_avg_max")]
-        w(f"| root group load_avg updated ({smp} vCPUs) | never, with the patch | changes seen: {fmt(a and a[1])} -> {fmt(b and b[1])}; "
-          f"largest value {fmt(e and e[1])} -> {fmt(f and f[1])} |")
-    def med(k, smp, key):
-        st = stats[(k, smp, key)]
-        return fmt(st and st[1])
-    for smp in smps:
-        tg = "pool.writes.root_tg_load_avg"
-        w(f"| writes to root_task_group.load_avg's cache line, thread pool ({smp} vCPUs) | none, with the patch | "
-          f"{med('baseline', smp, tg + '_per_s')}/s -> {med('patched', smp, tg + '_per_s')}/s "
-          f"(exact counts {med('baseline', smp, tg)} -> {med('patched', smp, tg)}, watchpoint) |")
-    for smp in smps:
-        w(f"| writes to the overload indicator, patched ({smp} vCPUs) | only when its value changes | "
-          + ", ".join(f"{wl} {med('patched', smp, wl + '.writes.indicator_per_s')}/s "
-                      f"({med('patched', smp, wl + '.writes.indicator')} writes)" for wl in ("rr", "pool"))
+    for t in topos:
+        w(f"| a newly-idle balance against the request's work ({t}) | about 0.13 ms against 0.1 ms (1.3) | "
+          f"time per sched_balance_newidle() call / compute time per request {ab(t, 'rr.newidle_cost_over_work')}*; "
+          f"max_newidle_lb_cost / compute time {ab(t, 'rr.gate_cost_over_work')}*; compute time {ab(t, 'rr.work_us')} us*; "
+          f"latency p50 {ab(t, 'rr.lat_p50_us')} us*, p99 {ab(t, 'rr.lat_p99_us')} us* |")
+    for t in topos:
+        w(f"| task_tick_fair() share of CPU time, thread pool in the root group ({t}) | 0.71% -> 0.22% (perf, 16 sockets) | "
+          f"profiler time {med('baseline', t, 'pool.task_tick_fair.cpu_share')}% -> {med('patched', t, 'pool.task_tick_fair.cpu_share')}%*; "
+          f"perf cpu-clock samples {med('baseline', t, 'pool.perf.task_tick_fair')}% -> {med('patched', t, 'pool.perf.task_tick_fair')}% |")
+    for t in topos:
+        w(f"| root group load_avg updated ({t}) | never, with the patch | changes seen: {ab(t, 'pool.tg_load_avg_changes')}; "
+          f"largest value {ab(t, 'pool.tg_load_avg_max')}; child group's changes (cgpool) {ab(t, 'cgpool.group_tg_load_avg_changes')} |")
+    for t in topos:
+        w(f"| writes to root_task_group.load_avg, per second ({t}) | none, with the patch | "
+          + ", ".join(f"{wl} {med('baseline', t, wl + '.writes.root_tg_load_avg_per_s')} -> {med('patched', t, wl + '.writes.root_tg_load_avg_per_s')}"
+                      for wl in ("rr", "mix", "pool", "cgpool")) + " (watchpoint) |")
+    for t in topos:
+        w(f"| writes to the overload indicator per second, patched ({t}) | only when its value changes | "
+          + ", ".join(f"{wl} {med('patched', t, wl + '.writes.indicator_per_s')}" for wl in ("rr", "mix", "pool", "cgpool"))
           + "; baseline has no indicator |")
+    w("")
+    w("## Useful and wasted newly-idle work (schedstat)")
+    w("")
+    w("Per idle entry, summed over CPUs; *attempts* counts the lowest domain level's `lb_count` (every newly-idle "
+      "attempt starts there), *wasted* the `sched_balance_rq()` calls of all levels that found the domain balanced "
+      "(`lb_balanced`, which includes `lb_nobusyg` and `lb_nobusyq`) or moved nothing (`lb_failed`), *moved* those "
+      "that moved a task; *gained* is the tasks pulled (`lb_gained`) over the whole run.")
+    w("")
+    w("| topology | workload | attempts | wasted | moved a task | tasks gained | no busier group / queue | levels per attempt |")
+    w("|---|---|---|---|---|---|---|---|")
+    for t in topos:
+        for wl in ("rr", "mix"):
+            w(f"| {t} | {wl} | {ab(t, wl + '.lb.attempts_per_idle')} | {ab(t, wl + '.lb.wasted_per_idle')} | "
+              f"{ab(t, wl + '.lb.moved_per_idle')} | {ab(t, wl + '.lb.gained')} | "
+              f"{med('baseline', t, wl + '.lb.nobusyg')} / {med('baseline', t, wl + '.lb.nobusyq')} -> "
+              f"{med('patched', t, wl + '.lb.nobusyg')} / {med('patched', t, wl + '.lb.nobusyq')} | "
+              f"{ab(t, wl + '.lb.levels_per_attempt')} |")
+    w("")
+    w("Per domain level (newly-idle `lb_count`, rr, baseline -> patched):")
+    w("")
+    w("| topology | " + " | ".join(f"level {i}" for i in range(4)) + " |")
+    w("|---|---|---|---|---|")
+    for t in topos:
+        lv = levels.get(t, {})
+        w(f"| {t} | " + " | ".join((f"{lv[i]}: {ab(t, f'rr.lb.level{i}.lb_count')}" if i in lv else "-") for i in range(4)) + " |")
+    flat = [t for t in topos if re.fullmatch(r"smp\d+", t)]
+    if len(flat) >= 2:
+        lo, hi = flat[0], flat[-1]
+        w("")
+        w(f"From {lo} to {hi} (flat guests), how each figure grows (median at {hi} / median at {lo}):")
+        w("")
+        w("| figure | baseline | patched |")
+        w("|---|---|---|")
+        for key in ("rr.lb.attempts_per_idle", "rr.lb.wasted_per_idle", "mix.lb.gained", "pool.writes.root_tg_load_avg_per_s",
+                    "rr.writes.indicator_per_s", "mix.writes.indicator_per_s"):
+            cells = []
+            for k in KERNELS:
+                a, b = stats[(k, lo, key)], stats[(k, hi, key)]
+                cells.append(fmt(b[1] / a[1]) if a and b and a[1] else "-")
+            w(f"| {METRICS[key][0]} | {cells[0]} | {cells[1]} |")
     w("")
     w("How to read these:")
     w("")
     w("- `sched_balance_newidle()` is entered on both kernels whenever a CPU is about to idle; the overload "
       "check returns early inside it. So its call count barely moves, while the newly-idle balance attempts "
       "(schedstat `lb_count`, one per `sched_balance_rq()` call it makes) and the time spent in it fall.")
-    perf_max = max((v for (k, smp, key), st in stats.items() if key == "pool.perf.task_tick_fair" and st for v in st[:3]), default=None)
+    perf_max = max((v for (k, t, key), st in stats.items() if key == "pool.perf.task_tick_fair" and st for v in st[:3]), default=None)
     w("- `perf record -e cpu-clock` is a software event sampled from an hrtimer interrupt: it cannot sample "
       "code that runs with interrupts disabled, which is all of the scheduler tick (`task_tick_fair()`) and "
       "everything under the runqueue lock. The seed measured with hardware cycles (NMI sampling); the "
@@ -451,25 +682,30 @@ def write_report(run, meta, smps, reps, stats, plots):
       "the function profiler's time in it is the stand-in, and it is emulated time.")
     w("- Write counts come from hardware watchpoints (perf breakpoint events on every CPU, set by "
       "`bench/sfp_writes.c` on the addresses of `root_task_group.load_avg` and of CPU 0's "
-      "`rq->rd->overloaded`), in a third run of each workload: every write is counted, none "
+      "`rq->rd->overloaded`), in a run of each workload of its own: every write is counted, none "
       "is inferred from a value read later. Per-second figures divide by emulated time.")
     w("- The seed's `task_tick_fair()` saving came from 16 sockets contending for the cache line of "
       "`root_task_group.load_avg`. A TCG guest on 2 host cores has no such contention, so a small time "
-      "difference is what to expect; the exact result is that the root group's `load_avg` never changes "
+      "difference is what to expect; the exact result is that the root group's `load_avg` is never written "
       "on patched.")
+    w("- The cost ratio divides emulated times: TCG runs the guest's instructions at different speeds "
+      "(a lock or an atomic costs far more than an LCG round), so it is not the seed's machine's ratio; "
+      "what it shows is how the two compare on one run.")
     w("")
     for title, fname in plots:
         w(f"![{title}]({fname})")
         w("")
     w("## All metrics")
-    for smp in smps:
+    for t in topos:
         w("")
-        w(f"### {smp} vCPUs")
+        w(f"### {t} ({topo_vcpus(meta, t)} vCPUs)")
         w("")
         w("| metric | unit | baseline min / median / max | patched min / median / max | patched / baseline |")
         w("|---|---|---|---|---|")
         for key, (desc, unit) in METRICS.items():
-            a, b = stats[("baseline", smp, key)], stats[("patched", smp, key)]
+            a, b = stats[("baseline", t, key)], stats[("patched", t, key)]
+            if a is None and b is None:
+                continue
 
             def cell(s):
                 return f"{fmt(s[0])} / {fmt(s[1])} / {fmt(s[2])}" + ("" if s[3] == len(reps) else f" (n={s[3]})") if s else "-"

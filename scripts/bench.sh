@@ -7,32 +7,44 @@ set -eu
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-s "VCPUS..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
+Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
 from the prepared work tree with the same config (kernel-config/base.config
 and bench.config, no KUnit suites), then for every repetition and vCPU count boot each kernel
-once, alternating which goes first, and run in the guest:
-  sfp_rr    request/response over UNIX sockets, servers pinned to half
-            the vCPUs (patch 3: newly-idle balance attempts per idle entry)
-  sfp_pool  CPU-bound and wake/sleep threads in the root group (patch 2:
-            the root group's tg_load_avg over time)
-each once alone (counters, throughput, latency) and once under the ftrace
-function profiler and perf record -e cpu-clock (calls, time and sample
-shares of sched_balance_newidle, sched_balance_rq and task_tick_fair).
+once per guest CPU topology, alternating which goes first, and run in the
+guest (scripts/guest/sfp_bench.sh):
+  rr        sfp_rr: request/response over UNIX sockets, servers pinned to
+            half the vCPUs: the light load (patch 3: newly-idle balance
+            attempts per idle entry, and how many found nothing to do)
+  mix       sfp_rr -b: the same with bursts of unpinned CPU-bound threads,
+            real overload between light phases (patch 3 must keep the
+            useful pulls: tasks gained by newly-idle balancing)
+  pool      sfp_pool: CPU-bound and wake/sleep threads in the root group
+            (patch 2: the root group's tg_load_avg over time)
+  cgpool    sfp_pool -g: the same in a child cgroup, whose load_avg
+            updates patch 2 must leave alone
+each once alone (counters, throughput, latency, the newly-idle
+load-balance counters of /proc/schedstat per domain level), once under
+write watchpoints (writes to root_task_group.load_avg and the indicator)
+and, rr and pool, once under the ftrace function profiler and perf
+record -e cpu-clock (calls, time and sample shares of
+sched_balance_newidle, sched_balance_rq and task_tick_fair).
 Then write OUTDIR/report.md with the tables and plots (scripts/bench-report.py).
 
 Options:
-  -s LIST    vCPU counts, quoted [default "2 4 8"]
-  -d SEC     guest seconds per workload and phase [default 5]
-  -r N       repetitions per kernel and vCPU count [default 5]
+  -t LIST    guest topologies of kernel-config/topologies, quoted
+             [default "smp2 smp8 smt2x2x2 sock4x2"]
+  -s LIST    vCPU counts, quoted: the flat topologies smpN
+  -d SEC     guest seconds per workload and phase [default 3]
+  -r N       repetitions per kernel and topology [default 3]
   -o DIR     output directory; must not hold an earlier run
              [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
   -Q OPTS    extra QEMU options for every boot (scripts/boot.sh -Q), e.g.
              "-icount shift=1,sleep=off" for instruction-counted guest
              time; see docs/bench/README.md for what that changes (the
              guest loses its LAPIC timer: periodic ticks only)
-  --smoke    one repetition at 2 vCPUs for 3 s, then check that every metric
+  --smoke    one repetition on smp2 for 3 s, then check that every metric
              was collected and moved the expected way (what 'make check' runs)
 Environment: MEM (guest MiB, default 1024), JOBS, BUILD ($BUILD),
 BENCH_APPEND (more guest kernel command line, e.g. sfp.features=NO_DELAY_DEQUEUE
@@ -43,23 +55,28 @@ BENCH_PATCHED=baseline shows what the smoke checks say of a kernel
 without the mechanisms).
 Both kernels are built and booted by scripts/run.sh (-r REF -n
 bench-baseline / bench-patched, then --boot-only per boot), in
-\$BUILD/wt/bench-KERNEL; a rebuild only compiles what changed. A full run
-(3 x 2 x 5 boots) took 15.6 minutes here (make bench), the smoke run about
-1 (plus the builds). A boot that fails is retried once.
+\$BUILD/wt/bench-KERNEL; a rebuild only compiles what changed. A boot
+that fails is retried once. docs/benchmark.md has the wall time of the
+committed full run.
 EOF
 }
 
 ARGS=$(printf '%q ' "$@")
 ARGS=${ARGS% }
-SMPS="2 4 8"
-DUR=5
-REPS=5
+TOPOS="smp2 smp8 smt2x2x2 sock4x2"
+DUR=3
+REPS=3
 OUT=
 SMOKE=
 QOPTS=${QEMU_OPTS:-}
 while [ $# -gt 0 ]; do
 	case $1 in
-	-s | --smp) SMPS=${2:?}; shift 2 ;;
+	-t | --topologies) TOPOS=${2:?}; shift 2 ;;
+	-s | --smp)
+		TOPOS=
+		for v in ${2:?}; do TOPOS="$TOPOS smp$v"; done
+		shift 2
+		;;
 	-d | --duration) DUR=${2:?}; shift 2 ;;
 	-r | --reps) REPS=${2:?}; shift 2 ;;
 	-o | --out) OUT=${2:?}; shift 2 ;;
@@ -70,16 +87,20 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ -n "$SMOKE" ]; then
-	SMPS=2 DUR=3 REPS=1
+	TOPOS=smp2 DUR=3 REPS=1
 fi
 case $DUR in '' | *[!0-9]* | 0) die "-d wants a whole number of seconds > 0, not '$DUR'" ;; esac
 case $REPS in '' | *[!0-9]* | 0) die "-r wants a number of repetitions > 0, not '$REPS'" ;; esac
-[ -n "$SMPS" ] || die "-s wants at least one vCPU count"
-for v in $SMPS; do
-	case $v in '' | *[!0-9]*) die "-s wants vCPU counts, not '$v'" ;; esac
-	{ [ "$v" -ge 2 ] && [ "$v" -le 8 ]; } || die "vCPU count $v is outside 2..8 (the config has NR_CPUS=8; the workloads need 2)"
-done
+[ -n "${TOPOS// /}" ] || die "-t wants at least one topology"
 MEM=${MEM:-1024}
+declare -A VCPUS=()
+for t in $TOPOS; do
+	# In this shell, so that an unknown name ends the run here.
+	topology "$t" >/dev/null
+	v=$(topology_vcpus "$t")
+	VCPUS[$t]=$v
+	{ [ "$v" -ge 2 ] && [ "$v" -le 8 ]; } || die "topology $t has $v vCPUs, outside 2..8 (the config has NR_CPUS=8; the workloads need 2)"
+done
 WT=$BUILD/tree
 [ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' first"
 declare -A REF=([baseline]=${BENCH_BASELINE:-baseline} [patched]=${BENCH_PATCHED:-patched})
@@ -156,7 +177,8 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 
 {
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
-	printf 'smps\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "$SMPS" "$DUR" "$REPS" "$MEM"
+	printf 'topologies\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "${TOPOS# }" "$DUR" "$REPS" "$MEM"
+	for t in $TOPOS; do printf 'topology_%s\t%s\t%s\n' "$t" "${VCPUS[$t]}" "$(topology "$t")"; done
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
 	printf 'append\t%s\n' "$GUEST_APPEND"
 	for k in baseline patched; do printf 'offsets_%s\t%s\n' "$k" "${OFFS[$k]}"; done
@@ -173,16 +195,16 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 } >"$OUT/meta.tsv"
 
-nsmp=$(echo "$SMPS" | wc -w)
-total=$((REPS * nsmp * 2))
+ntopo=$(echo "$TOPOS" | wc -w)
+total=$((REPS * ntopo * 2))
 i=0
 failed=0
 retried=0
-# boot_once KERNEL VCPUS LOGDIR: boot, run the workloads; prints "ok" or
-# what went wrong.
+# boot_once KERNEL TOPOLOGY LOGDIR: boot, run the workloads; prints "ok"
+# or what went wrong.
 boot_once() {
 	local log=$3
-	SMP=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 40 * DUR * $2)) QEMU_OPTS=$QOPTS \
+	TOPOLOGY=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 60 * DUR * ${VCPUS[$2]})) QEMU_OPTS=$QOPTS \
 		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
 		"$ROOT/scripts/run.sh" -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
@@ -195,23 +217,24 @@ boot_once() {
 		echo ok
 	fi
 }
-stage_start "A/B runs: $REPS repetitions x vCPUs ($SMPS) x 2 kernels = $total boots"
+runs_t0=$(date +%s)
+stage_start "A/B runs: $REPS repetitions x topologies (${TOPOS# }) x 2 kernels = $total boots"
 for rep in $(seq 1 "$REPS"); do
 	j=0
-	for v in $SMPS; do
+	for v in $TOPOS; do
 		# Alternate which kernel boots first, so drift hits both alike.
 		if [ $(((rep + j) % 2)) = 1 ]; then order="baseline patched"; else order="patched baseline"; fi
 		j=$((j + 1))
 		for k in $order; do
 			i=$((i + 1))
-			log=$OUT/raw/$k-smp$v-r$rep
+			log=$OUT/raw/$k-$v-r$rep
 			t0=$(date +%s)
 			status=$(boot_once "$k" "$v" "$log")
 			if [ "$status" != ok ]; then
 				# One retry: an emulator fault (a hang, a guest-time jump)
 				# should not void a 30-boot run. Both attempts are kept
 				# and the report counts retries.
-				printf '[%d/%d] rep %d, %d vCPUs, %-8s FAILED: %s; retrying once\n' "$i" "$total" "$rep" "$v" "$k" "$status" >&2
+				printf '[%d/%d] rep %d, %-8s %-8s FAILED: %s; retrying once\n' "$i" "$total" "$rep" "$v" "$k" "$status" >&2
 				mv "$log" "$log.failed"
 				mv "$log.boot" "$log.failed.boot"
 				retried=$((retried + 1))
@@ -219,14 +242,16 @@ for rep in $(seq 1 "$REPS"); do
 			fi
 			rr=$(sed -n 's/^sfp-bench rr count .*tps=\([0-9.]*\).* newidle_per_idle=\([0-9.]*\).*/\2 newly-idle attempts per idle entry, \1 tps/p' "$log/guest.log" 2>/dev/null | head -n 1)
 			pool=$(sed -n 's/^sfp-bench pool count .*tg_load_avg_changes=\([0-9]*\).*/\1 root tg_load_avg changes/p' "$log/guest.log" 2>/dev/null | head -n 1)
-			printf '[%d/%d] rep %d, %d vCPUs, %-8s %4ds  rr: %s; pool: %s%s\n' "$i" "$total" "$rep" "$v" "$k" \
-				"$(($(date +%s) - t0))" "${rr:--}" "${pool:--}" "$([ "$status" = ok ] || echo "  FAILED: $status")" >&2
+			mix=$(sed -n 's/^sfp-bench mix lb level=all .* lb_gained=\([0-9]*\).*/\1 tasks gained/p' "$log/guest.log" 2>/dev/null | head -n 1)
+			printf '[%d/%d] rep %d, %-8s %-8s %4ds  rr: %s; mix: %s; pool: %s%s\n' "$i" "$total" "$rep" "$v" "$k" \
+				"$(($(date +%s) - t0))" "${rr:--}" "${mix:--}" "${pool:--}" "$([ "$status" = ok ] || echo "  FAILED: $status")" >&2
 			[ "$status" = ok ] || failed=$((failed + 1))
 		done
 	done
 done
 stage_end
 printf 'retried\t%s\n' "$retried" >>"$OUT/meta.tsv"
+printf 'wall\t%s\n' "$total boots in $(($(date +%s) - runs_t0)) s" >>"$OUT/meta.tsv"
 
 stage_start report
 args=()

@@ -261,7 +261,8 @@ help_all() {
 }
 t help_on_every_script help_all
 t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
-t bench_bad_vcpus_rejected expect_error "outside 2..8" "$ROOT/scripts/bench.sh" -s "2 16"
+t bench_bad_vcpus_rejected expect_error "unknown topology 'smp16'" "$ROOT/scripts/bench.sh" -s "2 16"
+t bench_bad_topology_rejected expect_error "unknown topology 'mesh'" "$ROOT/scripts/bench.sh" -t "smp2 mesh"
 
 # Scratch work trees go under $CHK, never over the real one.
 BUILD=$CHK/build
@@ -464,7 +465,7 @@ if [ -z "$QUICK" ]; then
 
 	stage_start "bench: smoke A/B round"
 	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
-	grep -E '^\[|vCPUs: (newly-idle|writes)|smoke check|check not made' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
+	grep -E '^\[|^  smp2: |target: |smoke check|check not made' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
 	mkdir -p "$CHK/bench-used"
 	: >"$CHK/bench-used/earlier-run"
 	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"

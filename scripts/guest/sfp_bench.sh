@@ -1,7 +1,14 @@
 #!/bin/sh
-# sfp_bench: the guest side of scripts/bench.sh. Runs each workload three
-# times:
-#   count    alone, for throughput, latency and the exact counters
+# sfp_bench: the guest side of scripts/bench.sh. Four workloads:
+#   rr       sfp_rr: request/response, servers on half the CPUs (light)
+#   mix      sfp_rr -b: the same, with bursts of unpinned CPU-bound threads
+#            every 100 ms (real overload between light phases)
+#   pool     sfp_pool: a thread pool in the root task group
+#   cgpool   sfp_pool -g: the same pool in a child cgroup
+# Every workload runs in these phases (profile: rr and pool only):
+#   count    alone, for throughput, latency and the exact counters, with
+#            the newly-idle load-balance counters of /proc/schedstat per
+#            domain level (attempts, balanced, failed, tasks gained)
 #   writes   under write watchpoints (sfp_writes): every write to
 #            root_task_group.load_avg and to the root domain's overload
 #            indicator, counted; each write then traps, so nothing is timed
@@ -25,6 +32,7 @@ PATH=/bin:/usr/bin:/tests
 FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
 T=/sys/kernel/debug/tracing
 FEAT=/sys/kernel/debug/sched/features
+CG=/sys/fs/cgroup
 
 # shellcheck source=scripts/guest/cmdline.sh
 . /etc/sfp-cmdline.sh
@@ -113,11 +121,66 @@ gate() {
 	echo "sfp-bench $1 gate max_newidle_lb_cost_us=${cost:-?} mean_avg_idle_us=${idle:-?}"
 }
 
+# The domain levels' names, lowest first: schedstat version 17 prints
+# them itself; before, the debugfs of sched_verbose has them.
+NAMES=$(for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
+	cat "$d/name" 2>/dev/null || echo "?"
+done | tr '\n' ' ')
+
+# lbsplit WORKLOAD BEFORE AFTER: from two copies of /proc/schedstat, the
+# newly-idle load-balance counters over the run, summed over CPUs: one
+# "lb level=N" line per domain level and one "lb level=all" line (the
+# sums over levels; attempts = the lowest level's lb_count, since every
+# attempt starts there; idle_entries = sched_goidle). Versions 15 and 16:
+# 8 counters per idle type (lb_count balanced failed imbalance gained
+# hot_gained nobusyq nobusyg), 17: 11 (lb_count balanced failed
+# imbalance_load _util _task _misfit gained hot_gained nobusyq nobusyg)
+# and the level's name before its mask. The newly-idle type is the third.
+lbsplit() {
+	awk -v wl="$1" -v names="$NAMES" '
+	FNR == 1 { f++ }
+	$1 == "version" { ver = $2; next }
+	$1 ~ /^cpu[0-9]/ {
+		cpu = $1
+		if (f == 1) goidle[cpu] = $5; else idle += $5 - goidle[cpu]
+		next
+	}
+	$1 ~ /^domain[0-9]/ {
+		lvl = substr($1, 7) + 0
+		if (ver >= 17) { per = 11; skip = 3; g = 8; q = 10; b = 11; nm[lvl] = $2 }
+		else { per = 8; skip = 2; g = 5; q = 7; b = 8 }
+		o = skip + 2 * per
+		split("1 2 3 " g " " q " " b, ix, " ")
+		for (i = 1; i <= 6; i++) {
+			k = cpu SUBSEP lvl SUBSEP i
+			if (f == 1) base[k] = $(o + ix[i])
+			else d[lvl, i] += $(o + ix[i]) - base[k]
+		}
+		if (f == 2) { n[lvl]++; if (lvl > top) top = lvl }
+	}
+	END {
+		if (ver < 15 || ver > 17) { print "sfp-bench " wl " lb error=schedstat-version-" ver; exit }
+		split(names, dn, " ")
+		split("lb_count lb_balanced lb_failed lb_gained lb_nobusyq lb_nobusyg", key, " ")
+		for (l = 0; l <= top; l++) {
+			line = "sfp-bench " wl " lb level=" l " name=" (l in nm ? nm[l] : (dn[l + 1] ? dn[l + 1] : "?")) " cpus=" n[l]
+			for (i = 1; i <= 6; i++) { line = line " " key[i] "=" d[l, i]; s[i] += d[l, i] }
+			print line
+		}
+		line = "sfp-bench " wl " lb level=all levels=" (top + 1) " idle_entries=" idle " attempts=" d[0, 1]
+		for (i = 1; i <= 6; i++) line = line " " key[i] "=" s[i]
+		print line
+	}' "$2" "$3"
+}
+
 # count WORKLOAD COMMAND...: the workload alone.
 count() {
 	wl=$1
 	shift
+	cat /proc/schedstat >/tmp/schedstat.before
 	if "$@" >/tmp/out 2>/tmp/err; then
+		cat /proc/schedstat >/tmp/schedstat.after
+		lbsplit "$wl" /tmp/schedstat.before /tmp/schedstat.after
 		sed "s/^/sfp-bench $wl count /" /tmp/out
 	else
 		sed "s/^/sfp-bench $wl count stderr: /" /tmp/err
@@ -175,10 +238,23 @@ if [ "$(arg sfp.trace 0)" = 1 ]; then
 	echo 0 >"$T/events/enable"
 	sed 's/^/sfp-trace /' "$T/trace"
 fi
+# The mixed load's bursts: as many threads as CPUs, 30 ms of every 100.
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+MIX="-b $NCPU -P 100 -O 30"
+# The child group of cgpool, with the cpu controller (a task group).
+if ! { echo +cpu >"$CG/cgroup.subtree_control" && mkdir -p "$CG/sfp"; }; then
+	problem "cannot make the cpu cgroup $CG/sfp"
+fi
 count rr sfp_rr -d "$DUR" -w "$RRWORK"
+# shellcheck disable=SC2086 # MIX is a list of options
+count mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
 count pool sfp_pool -d "$DUR" -w "$POOLWORK"
+count cgpool sfp_pool -d "$DUR" -w "$POOLWORK" -g sfp
 writes rr sfp_rr -d "$DUR" -w "$RRWORK"
+# shellcheck disable=SC2086 # MIX is a list of options
+writes mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
 writes pool sfp_pool -d "$DUR" -w "$POOLWORK"
+writes cgpool sfp_pool -d "$DUR" -w "$POOLWORK" -g sfp
 sleep 1
 echo 1 >"$T/function_profile_enabled" || problem "cannot start the function profiler"
 sleep 1
