@@ -379,23 +379,25 @@ topology() {
 	[ -n "$row" ] || die "unknown topology '$1': kernel-config/topologies has $(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$TOPOLOGIES")"
 	printf '%s\n' "$row"
 }
-# topology_vcpus NAME: its vCPU count.
+# topology_vcpus NAME: its vCPU count (the first number of -smp).
 topology_vcpus() {
-	local smp
-	smp=$(topology "$1" | cut -f1)
-	echo "${smp%%,*}"
+	local row
+	row=$(topology "$1") || return 1
+	row=${row%%$'\t'*}
+	echo "${row%%,*}"
 }
 # topology_qemu NAME MEM: its QEMU options, one per line (-smp SPEC, and
 # per NUMA node a memory backend of MEM/nodes MiB and a -numa node).
 topology_qemu() {
-	local smp nodes i=0 n
-	smp=$(topology "$1" | cut -f1)
-	nodes=$(topology "$1" | cut -f2)
+	local row smp nodes i=0 n c
+	row=$(topology "$1") || return 1
+	smp=$(cut -f1 <<<"$row")
+	nodes=$(cut -f2 <<<"$row")
 	printf '%s\n' -smp "$smp"
 	[ "$nodes" != - ] || return 0
-	n=$(echo "$nodes" | tr ',' '\n' | wc -l)
+	n=$(tr ',' '\n' <<<"$nodes" | wc -l)
 	[ $(($2 % n)) = 0 ] || die "topology $1: $2 MiB of memory do not split into $n nodes"
-	for c in $(echo "$nodes" | tr ',' ' '); do
+	for c in ${nodes//,/ }; do
 		printf '%s\n' -object "memory-backend-ram,id=m$i,size=$(($2 / n))M" -numa "node,nodeid=$i,cpus=$c,memdev=m$i"
 		i=$((i + 1))
 	done
