@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B benchmark: baseline and patched kernels with one config, booted in
 # turn under QEMU, running the project's workloads. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -157,8 +157,8 @@ for k in baseline patched; do
 		die "building $k (${REF[$k]}) failed"
 	stage_end
 done
-kobj() { echo "$BUILD/wt/bench-$1/obj/bench-$1"; }
-ktree() { echo "$BUILD/wt/bench-$1/tree"; }
+kobj() { kernel_obj "$BUILD" "bench-$1" ref; }
+ktree() { kernel_wt "$BUILD" "bench-$1"; }
 # The offsets of the fields the write counter watches, as each kernel
 # lays them out, for the guest's command line (sfp.offsets=NAME:BYTES,...).
 declare -A OFFS=()
@@ -240,9 +240,9 @@ for rep in $(seq 1 "$REPS"); do
 				retried=$((retried + 1))
 				status=$(boot_once "$k" "$v" "$log")
 			fi
-			rr=$(sed -n 's/^sfp-bench rr count .*tps=\([0-9.]*\).* newidle_per_idle=\([0-9.]*\).*/\2 newly-idle attempts per idle entry, \1 tps/p' "$log/guest.log" 2>/dev/null | head -n 1)
-			pool=$(sed -n 's/^sfp-bench pool count .*tg_load_avg_changes=\([0-9]*\).*/\1 root tg_load_avg changes/p' "$log/guest.log" 2>/dev/null | head -n 1)
-			mix=$(sed -n 's/^sfp-bench mix lb level=all .* lb_gained=\([0-9]*\).*/\1 tasks gained/p' "$log/guest.log" 2>/dev/null | head -n 1)
+			rr=$(sed -n 's/^sfp-bench rr count .*tps=\([0-9.]*\).* newidle_per_idle=\([0-9.]*\).*/\2 newly-idle attempts per idle entry, \1 tps/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
+			pool=$(sed -n 's/^sfp-bench pool count .*tg_load_avg_changes=\([0-9]*\).*/\1 root tg_load_avg changes/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
+			mix=$(sed -n 's/^sfp-bench mix lb level=all .* lb_gained=\([0-9]*\).*/\1 tasks gained/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
 			printf '[%d/%d] rep %d, %-8s %-8s %4ds  rr: %s; mix: %s; pool: %s%s\n' "$i" "$total" "$rep" "$v" "$k" \
 				"$(($(date +%s) - t0))" "${rr:--}" "${mix:--}" "${pool:--}" "$([ "$status" = ok ] || echo "  FAILED: $status")" >&2
 			[ "$status" = ok ] || failed=$((failed + 1))

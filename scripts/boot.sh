@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot a kernel + initramfs in QEMU, capture the serial console and the
 # guest's test output, and fail on panic, oops, WARNING, BUG or a hang.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -135,9 +135,7 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 elif [ "$rc" != 0 ]; then
 	problem="QEMU exited with status $rc ($(head -c 300 "$LOGDIR/qemu.log" | tr '\n' ' '))"
 fi
-# Splats: oops, panic, WARN (lockdep's reports start with WARNING: too),
-# BUG (KASAN, soft lockup), UBSAN, RCU stalls, hung tasks.
-bad=$(grep -m1 -E 'Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|Call Trace:|detected stalls|blocked for more than' "$LOGDIR/console.log" || true)
+bad=$(first_splat "$LOGDIR/console.log")
 [ -z "$bad" ] || problem="${problem:+$problem; }kernel reported: $bad"
 if [ -z "$problem" ] && ! grep -q '^sfp-done' "$LOGDIR/guest.log"; then
 	problem="guest stopped before its tests finished"

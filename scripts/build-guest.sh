@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the guest's initramfs: busybox-static, the project's init and the
 # static test programs. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -58,7 +58,9 @@ done
 need cpio cpio
 need gzip gzip
 BUSYBOX=/bin/busybox
-{ [ -x "$BUSYBOX" ] && ! readelf -l "$BUSYBOX" 2>/dev/null | grep -q INTERP; } ||
+# static: no program interpreter in its program headers
+interp=$(readelf -l "$BUSYBOX" 2>/dev/null || echo INTERP)
+{ [ -x "$BUSYBOX" ] && [ "${interp#*INTERP}" = "$interp" ]; } ||
 	die "static busybox not found at $BUSYBOX: install the Debian package 'busybox-static' (or run 'make setup' as root)"
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/sfp-guest.XXXXXX")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configure (merge_config.sh onto allnoconfig) and build a kernel. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -103,7 +103,6 @@ progress() {
 	return 0
 }
 : >"$OBJ/build.log"
-set -o pipefail
 if ! make -C "$TREE" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc" \
 	KBUILD_BUILD_USER=sched-fastpath KBUILD_BUILD_HOST=qemu \
 	-j"$JOBS" bzImage 2>&1 | progress; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the series' test patches from kunit/ and selftests/, or check
 # that patches/ matches them. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -53,7 +53,7 @@ esac
 WT=$BUILD/tree
 [ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' first"
 # The series splits at the marker: feature patches above, generated below.
-mark_line=$(grep -nxF "$MARK" "$PATCHES/series" | cut -d: -f1)
+mark_line=$(grep -nxF "$MARK" "$PATCHES/series" | cut -d: -f1 || true)
 [ -n "$mark_line" ] || die "patches/series lacks the line '$MARK'"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfp-gen.XXXXXX")

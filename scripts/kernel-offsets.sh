@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Print the offsets of the scheduler fields that the benchmark's write
 # counter watches, as the built kernel lays them out. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

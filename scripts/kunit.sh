@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the series' KUnit suites with the kernel's own runner, kunit.py, on
 # the prepared work tree. See --help.
-set -eu -o pipefail
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

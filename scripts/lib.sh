@@ -37,6 +37,50 @@ stage_end() {
 	fi
 }
 
+# What counts as a splat on a guest console, for every boot: a panic, an
+# oops, a WARN (lockdep's reports start with WARNING: too), a BUG (KASAN,
+# soft lockup), UBSAN, a general protection fault, a call trace, an RCU
+# stall, a hung task.
+SPLAT_RE='Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|Call Trace:|detected stalls|blocked for more than'
+
+# first_splat CONSOLE_LOG: the first splat line without its timestamp, or
+# nothing (also when the log is missing).
+first_splat() {
+	grep -m1 -E "$SPLAT_RE" "$1" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true
+}
+
+# splat_context CONSOLE_LOG: the first splat and the 25 lines after it.
+splat_context() {
+	grep -m1 -A25 -E "$SPLAT_RE" "$1" 2>/dev/null || true
+}
+
+# The identity of every commit the harness makes in a work tree.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
+
+# threeway CMD...: CMD with the objects of the work tree $THREEWAY_FROM
+# readable (the blobs a patch was made from, which a three-way merge
+# reads), never written into the repository CMD works on.
+threeway() {
+	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
+}
+
+# The layout of a line's build directory B (BUILD), the one place it is
+# written: kernel NAME's logs, its worktree (a build from a ref, run.sh
+# -r) and its build directory (O=), two levels below that worktree's
+# source for a -r build, as B/obj/NAME is below B/tree (so that ccache's
+# base_dir at B gives every build the same relative paths).
+kernel_logs() { printf '%s/logs/%s\n' "$1" "$2"; }
+kernel_wt() { printf '%s/wt/%s/tree\n' "$1" "$2"; }
+# kernel_obj B NAME [ref]: ref for a -r build, in its worktree.
+kernel_obj() {
+	if [ "${3:-}" = ref ]; then
+		printf '%s/wt/%s/obj/%s\n' "$1" "$2" "$2"
+	else
+		printf '%s/obj/%s\n' "$1" "$2"
+	fi
+}
+
 # is_kernel_tree DIR: a Linux source tree with the files the series touches.
 is_kernel_tree() {
 	[ -f "$1/Makefile" ] && [ -f "$1/kernel/sched/fair.c" ] &&
@@ -63,7 +107,7 @@ source_version() {
 	elif [ -f "$1" ]; then
 		top=$(tar -tf "$1" 2>/dev/null | head -n 1) || true
 		top=${top%%/*}
-		[ -z "$top" ] || tar -xOf "$1" --occurrence=1 "$top/Makefile" 2>/dev/null | makefile_version
+		[ -z "$top" ] || { tar -xOf "$1" --occurrence=1 "$top/Makefile" 2>/dev/null || true; } | makefile_version
 	fi
 }
 
@@ -80,7 +124,7 @@ lines() {
 # series_field LINE FIELD: the value of the line's '# FIELD: VALUE'
 # comment in patches/LINE/series (the line's data), or nothing.
 series_field() {
-	sed -n "s/^# $2: //p" "$PATCHES_TOP/$1/series" 2>/dev/null | head -n 1
+	sed -n "s/^# $2: //p" "$PATCHES_TOP/$1/series" 2>/dev/null | head -n 1 || true
 }
 
 # line_source LINE: the source taken for LINE when KSRC is not given:
@@ -295,7 +339,7 @@ source_fixed() {
 wt_meta() {
 	local rev=base
 	[ "$2" != series ] || rev=refs/sfp/prepared
-	git -C "$1" notes --ref=sfp show "$rev" 2>/dev/null | sed -n "s/^$2 //p"
+	{ git -C "$1" notes --ref=sfp show "$rev" 2>/dev/null || true; } | sed -n "s/^$2 //p"
 }
 
 # wt_record_prepared WT: patched as it is now is what prepare-tree made,
@@ -306,9 +350,10 @@ wt_record_prepared() {
 }
 
 # failed_cases RESULTS.tsv: the cases (suite.case) that neither passed nor
-# were skipped, one per line, as scripts/summarize.py wrote them.
+# were skipped, one per line, as scripts/summarize.py wrote them (nothing
+# when the file is missing).
 failed_cases() {
-	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null
+	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null || true
 }
 
 # selftests_patch WT OUT: what 'patched' adds to 'baseline' under
@@ -347,7 +392,7 @@ busy_stop() {
 # (attempts per idle entry, attempts/idle entries) and the control's missed
 # partner wakeups.
 newidle_figures() {
-	tr -d '\r' <"$1" 2>/dev/null | awk '
+	{ tr -d '\r' <"$1" 2>/dev/null || true; } | awk '
 		function flush() {
 			if (light != "" || ctrl != "")
 				printf "%s\t%s\t%s\n", light != "" ? light : "-", ctrl != "" ? ctrl : "-", late != "" ? late : "-"

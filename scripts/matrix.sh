@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The point-release matrix: every linux-source version Debian serves for
 # every line, checked against that line's series. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -71,22 +71,15 @@ need git git
 TOP=$(dirname "$BUILD")
 M=$TOP/matrix
 mkdir -p "$M/debs"
-GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
 rows=$M/rows.md
 : >"$rows"
 rc=0
 THREEWAY_FROM=
 
-# threeway CMD...: CMD with the objects of $THREEWAY_FROM readable (never
-# written into the repository CMD works on).
-threeway() {
-	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
-}
-
 # versions LINE: the versions of linux-source-LINE the archive serves,
 # newest first.
 versions() {
-	apt-cache madison "linux-source-$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
+	{ apt-cache madison "linux-source-$1" 2>/dev/null || true; } | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
 		sort -u -V -r
 }
 
@@ -113,7 +106,8 @@ mini_tree() {
 	local top p paths=()
 	mkdir -p "$2"
 	if [ -f "$1" ]; then
-		top=$(tar -tf "$1" | head -n 1)
+		# head closes the pipe early: tar's SIGPIPE is expected
+		top=$(tar -tf "$1" | head -n 1) || true
 		top=${top%%/*}
 		for p in $SERIES_PATHS; do paths+=("$top/$p"); done
 		tar -xf "$1" -C "$2" --strip-components=1 "${paths[@]}"
@@ -229,7 +223,7 @@ check_version() {
 # boot_version LINE VERSION SOURCE: the main job on the whole source,
 # when its checks passed; one row of the boots table.
 boot_version() {
-	local l=$1 v=$2 src=$3 brc=0 tw="" res
+	local l=$1 v=$2 src=$3 brc=0 tw="" res logs
 	grep -q "^| $l | $v |.*| identical |$" "$rows" || {
 		printf '| %s | %s | not booted: the checks above failed |\n' "$l" "$v" >>"$boots"
 		return 0
@@ -238,10 +232,11 @@ boot_version() {
 	! grep -q "^| $l | $v |.*3way" "$rows" || tw=$TOP/$l/tree
 	env -u LINE -u LINE_FROM KSRC="$src" BUILD="$M/build-$v" \
 		THREEWAY_FROM="$tw" "$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
-	res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$M/build-$v/$l/logs/patched/report.txt" 2>/dev/null || true)
+	logs=$(kernel_logs "$M/build-$v/$l" patched)
+	res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/report.txt" 2>/dev/null || true)
 	[ "$brc" = 0 ] || rc=1
 	printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
-		"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$M/build-$v/$l/logs/patched/stage-times.tsv" 2>/dev/null)" >>"$boots"
+		"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$logs/stage-times.tsv" 2>/dev/null)" >>"$boots"
 	stage_end
 }
 

@@ -2,7 +2,7 @@
 # Build and test the mutants of tests/mutants/LINE/ (patched with one mechanism
 # removed or changed) and the baseline kernel with the kselftests, several
 # boots each, and print which test cases catch each. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

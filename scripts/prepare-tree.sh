@@ -2,7 +2,7 @@
 # Prepare the work tree: base (source as found), series-base (features
 # backed out), baseline (+ prerequisite fixes), patched (git am of the
 # series). See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -68,7 +68,6 @@ fi
 [ -n "$SRC" ] || die "no source for the $LINE line: $(line_source_hint "$LINE")"
 need git git
 
-GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
 export GIT_COMMITTER_NAME=sched-fastpath GIT_COMMITTER_EMAIL=sched-fastpath@example.org
 
 # --- the source -------------------------------------------------------------
@@ -116,17 +115,13 @@ load_series
 
 # THREEWAY_FROM: a work tree prepared from a known-good source of the
 # line, whose objects (the blobs the patches were made from) let a patch
-# whose context differs go in with a three-way merge. threeway CMD...:
-# CMD with those objects readable (never written into this repository).
+# whose context differs go in with a three-way merge (threeway, lib.sh).
 THREEWAY_FROM=${THREEWAY_FROM:-}
 if [ -n "$THREEWAY_FROM" ]; then
 	[ -d "$THREEWAY_FROM/.git/objects" ] ||
 		die "THREEWAY_FROM=$THREEWAY_FROM is not a git work tree (no .git/objects)"
 	THREEWAY_FROM=$(realpath "$THREEWAY_FROM")
 fi
-threeway() {
-	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
-}
 
 # apply_series DIR: on DIR's checked-out branch (series-base), 'git am'
 # every patch of the series, skipping a prerequisite that DIR already
@@ -150,7 +145,7 @@ apply_series() {
 				[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
 				continue
 			fi
-			conflicts=$(git -C "$dir" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ')
+			conflicts=$(git -C "$dir" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ' || true)
 			git -C "$dir" am --abort >/dev/null 2>&1 || true
 			die "$name neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}${THREEWAY_FROM:+; a three-way merge conflicts in ${conflicts:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
 		fi

@@ -2,7 +2,7 @@
 # The sched/debug race of 6.12.117 (fixed upstream by e08d007f9d81, patch 1
 # of the series): a deterministic lockdep check and the oops rate under
 # load, without and with the fix. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -97,8 +97,8 @@ for k in unfixed fixed; do
 	APPEND="panic_on_warn=1${APPEND:+ $APPEND}" "$ROOT/scripts/run.sh" -r patched "${pargs[@]}" -p "$HOOK" \
 		-f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
 		>"$log.out" 2>&1 || brc=$?
-	cp "$BUILD/logs/debug/console.log" "$log.console.log" 2>/dev/null || true
-	splat=$(grep -m1 -E 'WARNING:|BUG:|Oops' "$log.console.log" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true)
+	cp "$(kernel_logs "$BUILD" debug)/console.log" "$log.console.log" 2>/dev/null || true
+	splat=$(first_splat "$log.console.log")
 	caller=$(grep -m1 -oE 'print_cfs_rq\+0x[0-9a-f]+' "$log.console.log" 2>/dev/null || true)
 	if [ "$k" = unfixed ]; then
 		if [ "$brc" != 0 ] && printf '%s' "$splat" | grep -q 'avg_vruntime' && [ -n "$caller" ]; then
@@ -149,10 +149,10 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 				APPEND="sfp.racedur=$DUR${APPEND:+ $APPEND}" \
 				"$ROOT/scripts/run.sh" -r base "${pargs[@]}" "${CFG[@]}" -n race \
 				-x "$ROOT/scripts/guest/sched_debug_race.sh" -b "$OUT/sfp_pool" >"$log.out" 2>&1 || brc=$?
-			cp "$BUILD/logs/race/console.log" "$log.console.log" 2>/dev/null || true
-			cp "$BUILD/logs/race/guest.log" "$log.guest.log" 2>/dev/null || true
+			cp "$(kernel_logs "$BUILD" race)/console.log" "$log.console.log" 2>/dev/null || true
+			cp "$(kernel_logs "$BUILD" race)/guest.log" "$log.guest.log" 2>/dev/null || true
 			status=clean
-			if grep -qE 'Oops|BUG:' "$log.console.log" 2>/dev/null; then
+			if [ -n "$(first_splat "$log.console.log")" ]; then
 				oops=$((oops + 1))
 				rip=$(grep -m1 -oE 'RIP: 0010:[A-Za-z0-9_.]+\+0x[0-9a-f]+' "$log.console.log" | sed 's/RIP: 0010://' || true)
 				where="$where${where:+, }${rip:-?}"
@@ -161,7 +161,7 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 				status="failed without an oops: $(tail -n 1 "$log.out")"
 				[ "$k" != fixed ] || rc=1
 			fi
-			n=$(sed -n 's/.*sched_debug_race: .*(\([0-9]*\) reads).*/\1/p' "$log.guest.log" 2>/dev/null | head -n 1)
+			n=$(sed -n 's/.*sched_debug_race: .*(\([0-9]*\) reads).*/\1/p' "$log.guest.log" 2>/dev/null | head -n 1 || true)
 			reads=$((reads + ${n:-0}))
 			say "$k boot $i/$BOOTS: $status"
 		done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot one kernel N times in a row and tally the results and the
 # kselftests' measured figures (flake rate, spreads). See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -47,7 +47,7 @@ NAME=patched
 for ((i = 0; i < ${#RUN_ARGS[@]}; i++)); do
 	case ${RUN_ARGS[i]} in -n | --name) NAME=${RUN_ARGS[i + 1]:-} ;; esac
 done
-OUT=${OUT:-$BUILD/logs/$NAME-repeat}
+OUT=${OUT:-$(kernel_logs "$BUILD" "$NAME-repeat")}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -61,7 +61,7 @@ printf '%-4s %-7s %-7s %-18s %-18s %-7s %s\n' boot passed failed "light load" "o
 for i in $(seq 1 "$N"); do
 	log=$OUT/$i
 	"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
-	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l)
+	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l || true)
 	fail=$(failed_cases "$log/results.tsv" | wc -l)
 	[ -s "$log/results.tsv" ] || fail="no result"
 	IFS=$'\t' read -r light ctrl missed < <(newidle_figures "$log/guest.log" | head -n 1) || true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Parse one guest run (KUnit KTAP on the console, kselftest TAP on ttyS1)
 # with the tree's kunit.py and print the merged summary. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -58,7 +58,7 @@ if grep -q 'KTAP version' "$LOGDIR/console.log"; then
 	# KUnit flags a case not marked slow that ran for a second or more.
 	grep 'Test should be marked slow' "$LOGDIR/console.log" | while read -r l; do
 		printf 'kunit\tkunit\t(speed)\tFAIL\t%s\n' "$l"
-	done >>"$extra"
+	done >>"$extra" || true
 elif grep -q '^CONFIG_[A-Z0-9_]*KUNIT_TEST=y' "$OBJ/.config"; then
 	printf 'kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the console has no KTAP\n' >>"$extra"
 fi
@@ -97,7 +97,7 @@ title="In-guest results: $(cat "$LOGDIR/boot.info" 2>/dev/null || echo "boot inf
 # unless the test says that it could not set a precondition up in time
 # (its skip reason starts 'precondition:', as the series' tests write it).
 # The 6.1 kselftest harness prints a skipped case without its name.
-cat "$LOGDIR/console.log" "$LOGDIR"/kselftest-*.tap 2>/dev/null | tr -d '\r' |
+{ cat "$LOGDIR/console.log" "$LOGDIR"/kselftest-*.tap 2>/dev/null || true; } | tr -d '\r' |
 	sed -n -e 's/^[[:space:]#]*ok [0-9][0-9]* \([^ #][^ ]*\) # SKIP precondition:.*/\1/p' \
 		-e 's/^[[:space:]#]*ok [0-9][0-9]* # SKIP precondition:.*/(unnamed)/p' | sort -u >"$LOGDIR/precondition-skips"
 python3 "$ROOT/scripts/summarize.py" --no-skips --precondition-skips "$LOGDIR/precondition-skips" \

@@ -66,7 +66,7 @@ for t in gcc:gcc make:make ccache:ccache sparse:sparse "${CROSS}gcc:gcc-aarch64-
 	need "${t%%:*}" "${t#*:}"
 done
 OUT=$BUILD/robot
-WT=$BUILD/wt/robot/tree
+WT=$(kernel_wt "$BUILD" robot)
 OBJTOP=$BUILD/wt/robot/obj
 TABLE=${TABLE:-$OUT/table.md}
 JOBS=${JOBS:-$(($(nproc) + 1))}

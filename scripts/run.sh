@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: prepare the work tree, build kernel and guest, boot, run the
 # tests inside, report. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -103,18 +103,17 @@ fi
 [ -z "$REF" ] || NAME=${NAME:-$(printf '%s' "$REF" | tr -c 'A-Za-z0-9._-' '-')}
 NAME=${NAME:-patched}
 case $NAME in *[!A-Za-z0-9._-]*) die "name '$NAME' may only use letters, digits, '.', '_' and '-'" ;; esac
-# Where the build goes. The source of a -r build sits two levels above
-# its build directory, as \$BUILD/tree does above \$BUILD/obj/NAME: with
-# ccache's base_dir at \$BUILD (scripts/build-kernel.sh) every build then
-# compiles with the same relative paths, and a file one build compiled is
-# a cache hit for the others.
+# Where the build goes (the layout: kernel_obj in lib.sh). With ccache's
+# base_dir at \$BUILD (scripts/build-kernel.sh) every build compiles with
+# the same relative paths, and a file one build compiled is a cache hit
+# for the others.
 if [ -n "$REF" ]; then
-	WTREE=$BUILD/wt/$NAME/tree
-	OBJ=$BUILD/wt/$NAME/obj/$NAME
+	WTREE=$(kernel_wt "$BUILD" "$NAME")
+	OBJ=$(kernel_obj "$BUILD" "$NAME" ref)
 else
-	OBJ=$BUILD/obj/$NAME
+	OBJ=$(kernel_obj "$BUILD" "$NAME")
 fi
-LOG=${LOG:-$BUILD/logs/$NAME}
+LOG=${LOG:-$(kernel_logs "$BUILD" "$NAME")}
 if [ -n "$BOOT_ONLY" ]; then
 	if [ ! -f "$OBJ/arch/x86/boot/bzImage" ] || [ ! -f "$OBJ/initramfs.cpio.gz" ]; then
 		die "--boot-only: nothing built for '$NAME' in $OBJ (run once without --boot-only)"
@@ -198,7 +197,6 @@ stage_start tests
 	fi
 } | tee "$LOG/report.txt"
 rep_rc=0
-set -o pipefail
 "$ROOT/scripts/report.sh" -l "$LOG" -t "$TREE" -k "$OBJ" | tee -a "$LOG/report.txt" || rep_rc=$?
 stage_end
 

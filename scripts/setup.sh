@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the project needs (as root), or say which
 # are missing. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 

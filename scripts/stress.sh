@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The series under a debug kernel with stress: KUnit, kselftests, then a
 # stress phase, on patched (and baseline). See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -94,13 +94,13 @@ stress_run() {
 		-f "$ROOT/kernel-config/debug.config" -n debug -l "$log" \
 		-x "$ROOT/scripts/guest/stress.sh" -d /usr/bin/stress-ng -d /usr/bin/hackbench \
 		>"$log.out" 2>&1 || krc=$?
-	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1)
+	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1 || true)
 	failed=$(failed_cases "$log/results.tsv" | tr '\n' ' ')
 	splat=$(grep -m1 'boot.sh: error' "$log.out" || true)
 	say "$k: ${figures:-no figures}"
 	if [ -n "$splat" ]; then
 		say "$k: $splat"
-		grep -m1 -A25 -E 'WARNING:|BUG:|UBSAN:|Oops|detected stalls|blocked for more than' "$log/console.log" >&2 || true
+		splat_context "$log/console.log" >&2
 		return 1
 	fi
 	if [ "$k" = baseline ]; then
@@ -147,7 +147,7 @@ for k in "${kernels[@]}"; do
 		IFS=$'\t' read -r l1 c1 m1 <<<"${fig[0]:-}" || true
 		IFS=$'\t' read -r _ c2 m2 <<<"${fig[1]:-}" || true
 		printf '%-4s %-6s %-6s %-18s %-18s %-7s %-18s %-7s %s\n' "$i" "$res" \
-			"$(grep -c PASS "$log/results.tsv" 2>/dev/null || echo 0)" "${l1:--}" "${c1:--}" "${m1:--}" \
+			"$(awk '/PASS/ { n++ } END { print n + 0 }' "$log/results.tsv" 2>/dev/null || echo 0)" "${l1:--}" "${c1:--}" "${m1:--}" \
 			"${c2:--}" "${m2:--}" "$(failed_cases "$log/results.tsv" 2>/dev/null | tr '\n' ' ')" |
 			tee -a "$tally"
 	done

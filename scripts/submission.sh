@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The series in the form it would be mailed upstream: git format-patch
 # with a cover letter, and the tree's get_maintainer.pl on it. See --help.
-set -eu
+set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
