@@ -1,0 +1,89 @@
+# shellcheck shell=bash
+# tests/check.sh, stages 3 to 7: the cases that build and boot kernels.
+# Sourced; never run.
+
+# main_job_cases LINE: the main job (scripts/run.sh) on LINE. Its own
+# stages (build, guest, boot, tests) print their wall times; its results
+# are merged into make check's, the source column saying the line.
+main_job_cases() {
+	local l=$1 run_rc=0 t0 src lres logs
+	t0=$(date +%s)
+	src=$(line_source "$l")
+	echo "==> main job, line $l: Linux $(source_version "$src") from $src"
+	on_line "$l" "$ROOT/scripts/run.sh" || run_rc=$?
+	logs=$(kernel_logs "$BUILD_TOP/$l" patched)
+	lres=$logs/results.tsv
+	if [ -s "$lres" ]; then
+		awk -F'\t' -v OFS='\t' -v l="$l" '{ $1 = l "/" $1; print }' "$lres" >>"$CHK/main-job.tsv"
+	else
+		printf '%s/project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$l" "$run_rc" >>"$RESULTS"
+	fi
+	sed "s/^/line $l: /" "$logs/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
+	printf 'main job, line %s\t%s\n' "$l" "$(($(date +%s) - t0))" >>"$STAGE_TIMES"
+	echo "<== main job, line $l: $(($(date +%s) - t0))s"
+}
+
+# robot_cases LINE: what the kernel test robot would build, bounded:
+# kernel/sched/ objects only, per patch, per config, W=1 and sparse,
+# arm64. Run it in a subshell: it selects the line.
+robot_cases() {
+	local l=$1
+	stage_start "robot checks, line $l (kernel/sched/ objects)"
+	use_line "$l"
+	t robot_builds on_line "$l" "$ROOT/scripts/robot.sh" --quick
+	grep -E '^\| .* \| (FAILED|n/a)|^W=1|^    ' "$CHK/$SUITE.robot_builds.log" | sed 's/^/         /' || true
+	stage_end
+}
+
+# tiny_initrd NAME INIT-SCRIPT: busybox and an init that misbehaves.
+tiny_initrd() {
+	local d=$CHK/initrd-$1
+	mkdir -p "$d/bin"
+	cp /bin/busybox "$d/bin/busybox"
+	printf '#!/bin/busybox sh\n%s\n' "$2" >"$d/init"
+	chmod +x "$d/init"
+	(cd "$d" && find . | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$CHK/$1.cpio.gz"
+	echo "$CHK/$1.cpio.gz"
+}
+
+# watchdog_cases: a guest that hangs and one that panics are failures,
+# booted on the default line's main kernel.
+watchdog_cases() {
+	local kimg
+	kimg=$(kernel_obj "$BUILD" patched)/arch/x86/boot/bzImage
+	stage_start "watchdog: hang and panic"
+	if [ -f "$kimg" ]; then
+		t guest_hang_reported expect_error "guest hung" \
+			env BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			-i "$(tiny_initrd hang '/bin/busybox sleep 100000')" -l "$CHK/logs-hang"
+		t guest_panic_reported expect_error "Kernel panic" \
+			env BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			-i "$(tiny_initrd panic 'exit 1')" -l "$CHK/logs-panic"
+	else
+		printf 'project\tcheck\twatchdog\tFAIL\tno kernel was built\n' >>"$RESULTS"
+	fi
+	stage_end
+}
+
+# bench_cases: the benchmark's smoke round, and an output directory with
+# earlier results in it refused.
+bench_cases() {
+	stage_start "bench: smoke A/B round"
+	t bench_smoke "$ROOT/scripts/bench.sh" --smoke
+	grep -E '^\[|^  smp2: |target: |smoke check|check not made' "$CHK/check.bench_smoke.log" | sed 's/^/         /' || true
+	mkdir -p "$CHK/bench-used"
+	: >"$CHK/bench-used/earlier-run"
+	t bench_keeps_earlier_results expect_error "is not empty" "$ROOT/scripts/bench.sh" -o "$CHK/bench-used"
+	stage_end
+}
+
+# debug_cases: the debug kernel, with the sched/debug race check (lockdep
+# fires without patch 1 and stays quiet with it) and a 20 s stress.
+debug_cases() {
+	stage_start "debug kernel: the sched/debug race check, the tests, a short stress"
+	t race_lockdep_check "$ROOT/scripts/race.sh" --lockdep-only
+	grep -E '^\| (unfixed|fixed) ' "$BUILD/race/report.md" | sed 's/^/         /' || true
+	t stress_short "$ROOT/scripts/stress.sh" -S 20
+	grep -E 'stress.sh: patched' "$CHK/check.stress_short.log" | sed 's/^/         /' || true
+	stage_end
+}

@@ -1,0 +1,181 @@
+# shellcheck shell=bash
+# tests/check.sh, stage 2: the scripts and every bad input. Sourced; never
+# run.
+
+help_all() {
+	local s
+	for s in "$ROOT"/scripts/*.sh "$ROOT"/scripts/*.py "$ROOT"/tests/*.sh; do
+		case $s in */lib.sh) continue ;; esac
+		"$s" --help >/dev/null || { echo "$s --help failed"; return 1; }
+		echo "$s --help: ok"
+	done
+}
+
+# The drifted tree is refused with the patch and place named, and no
+# half-made work tree is left.
+neither() {
+	expect_error "0002-.*neither applies.*kernel/sched/fair.c at line [0-9]*.*known to work" \
+		env KSRC="$CHK/drift" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+	[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
+}
+
+# With the blobs of the prepared work tree a three-way merge is tried;
+# here the drifted line is one the patch itself adds: a conflict, named.
+conflict() {
+	expect_error "0002-.*neither applies.*a three-way merge conflicts in kernel/sched/fair.c" \
+		env KSRC="$CHK/drift" THREEWAY_FROM="$WT" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+	[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
+}
+
+# A 6.1 source: the line follows KSRC's version, not -s.
+line61() {
+	# -s does not choose the line: a 6.1 source on the 6.12 line is refused...
+	expect_error "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=" \
+		env -u KSRC LINE=6.12 LINE_FROM=default "$ROOT/scripts/prepare-tree.sh" \
+		-s "$CHK/line61" -o "$CHK/wt-61" || return 1
+	# ...KSRC does, and the 6.1 series applies to it
+	env -u LINE -u LINE_FROM KSRC="$CHK/line61" "$ROOT/scripts/prepare-tree.sh" \
+		-o "$CHK/wt-61" || return 1
+	git -C "$CHK/wt-61" log --oneline base..patched
+	[ "$(git -C "$CHK/wt-61" log --format=%s base..patched | grep -c .)" = 6 ] ||
+		{ echo "expected 2 back-outs and 4 patches of the 6.1 series"; return 1; }
+}
+
+# An unchanged copy of the source: prepared, and the series reproduces it.
+good() {
+	env KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+	git -C "$CHK/wt-good" log --oneline base..patched
+	check_reproduces "$CHK/wt-good"
+}
+
+# A PATH that has everything but one tool, to stand for a missing package.
+path_without() {
+	local dir=$CHK/path-without-$1 d f
+	mkdir -p "$dir"
+	for d in /usr/local/bin /usr/bin /bin; do
+		for f in "$d"/*; do
+			[ -e "$dir/${f##*/}" ] || ln -s "$f" "$dir/${f##*/}"
+		done
+	done
+	rm -f "$dir/$1"
+	echo "$dir"
+}
+
+# wt_state WT: the refs and notes of a work tree, to see that it did not move.
+wt_state() {
+	git -C "$1" for-each-ref --format='%(refname) %(objectname)'
+	git -C "$1" notes --ref=sfp list
+}
+
+# A series naming a missing file stops before making or recording anything.
+missing_series_file() {
+	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
+		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-broken" || return 1
+	if [ -e "$CHK/wt-broken" ] || [ -e "$CHK/wt-broken.new" ]; then
+		echo "a work tree was left behind"
+		return 1
+	fi
+	[ -d "$CHK/wt-good/.git" ] || { echo "no prepared mini work tree to reuse"; return 1; }
+	local before
+	before=$(wt_state "$CHK/wt-good")
+	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
+		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+	[ "$(wt_state "$CHK/wt-good")" = "$before" ] || { echo "the prepared work tree changed"; return 1; }
+	echo "nothing made, nothing recorded"
+}
+
+# scripts_cases: shellcheck, --help, and the bad inputs, each giving one
+# error line and leaving the user's tree as it was. Run it in a subshell
+# with the default line selected (use_line LINE check): it sets BUILD to a
+# scratch directory.
+scripts_cases() {
+	stage_start "project: scripts and bad input"
+	need shellcheck shellcheck
+	# shellcheck disable=SC2046 # the file list is wanted split
+	t shellcheck shellcheck -x $(grep -rlE '^#!.*(ba)?sh' "$ROOT/scripts" "$ROOT/tests" "$ROOT/.ci")
+	t help_on_every_script help_all
+	t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
+	t bench_bad_vcpus_rejected expect_error "unknown topology 'smp16'" "$ROOT/scripts/bench.sh" -s "2 16"
+	t bench_bad_topology_rejected expect_error "unknown topology 'mesh'" "$ROOT/scripts/bench.sh" -t "smp2 mesh"
+
+	# Scratch work trees go under $CHK, never over the real one: BUILD is
+	# this stage's (tests/check.sh runs it in a subshell).
+	export BUILD=$CHK/build
+	t no_tree expect_error "does not exist" env KSRC="$CHK/nonexistent" "$ROOT/scripts/prepare-tree.sh"
+	mkdir -p "$CHK/notkernel"
+	git -C "$CHK/notkernel" init -q
+	echo hello >"$CHK/notkernel/README"
+	t not_a_kernel_tree unchanged "$CHK/notkernel" expect_error "is not a kernel source tree" \
+		env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
+
+	if [ -d "$WT/.git" ]; then
+		mini_tree "$CHK/dirty"
+		echo "/* a user's edit */" >>"$CHK/dirty/kernel/sched/fair.c"
+		t dirty_user_tree unchanged "$CHK/dirty" expect_error "uncommitted changes" \
+			env KSRC="$CHK/dirty" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-dirty"
+
+		mini_tree "$CHK/drift"
+		# Context drift around update_tg_load_avg(): patch 1 can neither apply
+		# nor reverse-apply, while patch 2 still reverse-applies.
+		sed -i 's/No need to update load_avg for root_task_group as it is not used./Root: nothing reads its load_avg./' \
+			"$CHK/drift/kernel/sched/fair.c"
+		git -C "$CHK/drift" -c user.name=t -c user.email=t@t commit -q -am "drift"
+		t patch_neither_applies_nor_contained unchanged "$CHK/drift" neither
+		t patch_conflict_named unchanged "$CHK/drift" conflict
+
+		# The line follows the source's version, and a version with no line
+		# is refused with the lines there are.
+		mini_tree "$CHK/line510"
+		sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/' "$CHK/line510/Makefile"
+		git -C "$CHK/line510" -c user.name=t -c user.email=t@t commit -q -am "5.10"
+		t line_without_series_refused unchanged "$CHK/line510" expect_error \
+			"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $(lines)" \
+			env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
+		# A version between lines names the nearest one below it.
+		mini_tree "$CHK/line613"
+		sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/' "$CHK/line613/Makefile"
+		git -C "$CHK/line613" -c user.name=t -c user.email=t@t commit -q -am "6.13"
+		t line_between_names_nearest unchanged "$CHK/line613" expect_error \
+			"Linux 6.13.[0-9]* .* no series: .* the nearest is 6.12, LINE=6.12 forces it" \
+			env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-613"
+		# A line without a Debian package and without SFP_SRC_<LINE> names
+		# both ways to give it a source.
+		for l in $(lines); do
+			[ -z "$(series_field "$l" "debian package")" ] || continue
+			t line_without_source_named expect_error \
+				"no source for the $l line: no Debian package carries $l: give a tree as KSRC=.* or SFP_SRC_${l//./_}=" \
+				env -u KSRC -u "SFP_SRC_${l//./_}" LINE="$l" LINE_FROM=LINE "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-nosrc"
+			break
+		done
+		t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $(lines)" \
+			env LINE=4.19 "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-419"
+		if [ -d "$BUILD_TOP/6.1/tree/.git" ]; then
+			mini_tree "$CHK/line61" "$BUILD_TOP/6.1/tree"
+			t line_follows_the_source unchanged "$CHK/line61" line61
+		fi
+
+		mini_tree "$CHK/good"
+	else
+		for n in dirty_user_tree patch_neither_applies_nor_contained series_reproduces_source_mini_tree; do
+			printf 'project\tcheck\t%s\tFAIL\tno work tree to take files from\n' "$n" >>"$RESULTS"
+		done
+	fi
+
+	t missing_package expect_error "ccache not found: install the Debian package 'ccache'" \
+		env PATH="$(path_without ccache)" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
+	: >"$CHK/fake-bzImage"
+	: >"$CHK/fake-initrd"
+	t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
+		env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
+		-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
+	[ ! -d "$WT/.git" ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
+
+	# A series that names a file that is not there stops before anything is
+	# applied or recorded: for a new work tree and for a prepared one.
+	mkdir -p "$CHK/patches-broken"
+	cp "$PATCHES_TOP/$DEFAULT"/* "$CHK/patches-broken/"
+	awk '{ print } /\.patch$/ && !done { print "0009-not-there.patch"; done = 1 }' \
+		"$PATCHES_TOP/$DEFAULT/series" >"$CHK/patches-broken/series"
+	t series_missing_file_stops_early missing_series_file
+	stage_end
+}
