@@ -19,6 +19,9 @@ Make a gzip'd newc initramfs holding /bin/busybox (Debian busybox-static),
                        run_kselftest.sh, when TREE has the series' tests;
                        coreutils' timeout goes along, so the runner enforces
                        the tests' 'settings' timeout
+  guest_state          scripts/guest/state.sh, after the kselftests: the
+                       knobs they change are as before them (else put back,
+                       and a failure), no cgroup of theirs is left
   -x PROGRAM           any extra static program or script (run as its
                        name without .sh)
 Other contents:
@@ -119,6 +122,10 @@ if [ -n "$KST_DIR" ] && compgen -G "$KST_DIR/sched/sched_fastpath_*.c" >/dev/nul
 	add_dynamic /usr/bin/timeout
 	install -m 755 "$ROOT/scripts/guest/kselftest.sh" "$STAGE/tests/kselftest"
 	echo kselftest >>"$STAGE/tests/order"
+	# The knobs the kselftests change, compared with guest_preconditions'
+	# snapshot and put back (a case the runner's timeout killed).
+	install -m 755 "$ROOT/scripts/guest/state.sh" "$STAGE/tests/guest_state"
+	echo guest_state >>"$STAGE/tests/order"
 fi
 for x in "${EXTRA[@]}"; do
 	[ -x "$x" ] || die "extra test program '$x' is not an executable file"

@@ -1,6 +1,9 @@
 #!/bin/sh
 # guest_preconditions: the guest booted the kernel this run built, and the
 # observables the sched-fastpath tests read exist. Prints KTAP.
+# The knobs the tests may change, as they are before any test ran, for
+# guest_state (after the kselftests) to compare with.
+[ ! -x /tests/guest_state ] || /tests/guest_state snapshot
 n=0
 fail=0
 check() {
