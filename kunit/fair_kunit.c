@@ -106,6 +106,20 @@ static int sched_fair_test_spin(void *unused)
 	return 0;
 }
 
+/*
+ * Always runnable, at SCHED_FIFO: a task of another class than the CFS
+ * ones beside it, counted in rq->nr_running but not in rq->cfs. RT
+ * throttling leaves the CFS tasks on its CPU some time to run, and to
+ * stop.
+ */
+static int sched_fair_test_spin_rt(void *unused)
+{
+	sched_set_fifo_low(current);
+	while (!kthread_should_stop())
+		cond_resched();
+	return 0;
+}
+
 /* Runs and sleeps in turn: its CPU's root cfs_rq load keeps changing. */
 static int sched_fair_test_sleepy(void *unused)
 {
@@ -1281,6 +1295,32 @@ static void sched_fair_test_recompute_domain(struct sched_fair_test_check *c,
 }
 
 /*
+ * What both recompute model cases need first: two active CPUs, no live
+ * misfit tracking, the write watchpoint on the indicator where its
+ * semantics are known (else NULL), the checker, and this thread on A.
+ */
+static struct sched_fair_test_watch *
+sched_fair_test_recompute_begin(struct kunit *test, struct sched_fair_test_check *c,
+				struct rq *dst_rq, const char *what)
+{
+	struct sched_fair_test_watch *w = NULL;
+	int a = sched_fair_test_cpu_a();
+
+	if (num_active_cpus() < 2)
+		kunit_skip(test, "needs 2 active CPUs, %u active", num_active_cpus());
+	if (sched_asym_cpucap_active())
+		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
+#if SFT_WATCH_TRAPS_AFTER_WRITE
+	w = sched_fair_test_watch(test, &dst_rq->rd->SFT_RD_FLAG,
+				  sizeof(dst_rq->rd->SFT_RD_FLAG));
+#endif
+	sched_fair_test_check_init(test, c, what);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), a);
+	return w;
+}
+
+/*
  * The recompute side over its input space, on CPUs A (the test's own)
  * and B: B holds 0 to 3 tasks and A 1, then A 2 and B 3 (always-runnable
  * kernel threads). Per task count, every fake domain: top level or not
@@ -1294,21 +1334,11 @@ static void sched_fair_test_model_recompute_side(struct kunit *test)
 	static const unsigned int counts[][2] = { {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 3} };
 	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
 	struct rq *dst_rq = sched_fair_test_rq(test);
-	struct sched_fair_test_watch *w = NULL;
+	struct sched_fair_test_watch *w;
 	unsigned int nr_a = 1, nr_b = 0, i, shape;
 	struct sched_fair_test_check c;
 
-	if (num_active_cpus() < 2)
-		kunit_skip(test, "needs 2 active CPUs, %u active", num_active_cpus());
-	if (sched_asym_cpucap_active())
-		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
-#if SFT_WATCH_TRAPS_AFTER_WRITE
-	w = sched_fair_test_watch(test, &dst_rq->rd->SFT_RD_FLAG,
-				  sizeof(dst_rq->rd->SFT_RD_FLAG));
-#endif
-	sched_fair_test_check_init(test, &c, "update_sd_lb_stats");
-	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
-	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), a);
+	w = sched_fair_test_recompute_begin(test, &c, dst_rq, "update_sd_lb_stats");
 	for (i = 0; i < ARRAY_SIZE(counts); i++) {
 		for (; nr_a < counts[i][0]; nr_a++)
 			sched_fair_test_kthread(test, sched_fair_test_spin, a);
@@ -1326,10 +1356,44 @@ static void sched_fair_test_model_recompute_side(struct kunit *test)
 	sched_fair_test_check_end(&c);
 }
 
+/*
+ * The recompute side with tasks of two classes: the model counts every
+ * runnable task of a CPU (rq->nr_running), whatever its class. B holds a
+ * SCHED_FIFO task alone (one task, none of them CFS), then beside one and
+ * two CFS tasks (two and three tasks, one and two of them CFS), A the
+ * test's own; every fake domain as in model_recompute_side.
+ */
+static void sched_fair_test_model_recompute_classes(struct kunit *test)
+{
+	int b = sched_fair_test_cpu_b();
+	struct rq *dst_rq = sched_fair_test_rq(test);
+	struct sched_fair_test_watch *w;
+	struct sched_fair_test_check c;
+	unsigned int nr_b, shape;
+
+	w = sched_fair_test_recompute_begin(test, &c, dst_rq,
+					    "update_sd_lb_stats, an RT task and CFS tasks");
+	sched_fair_test_kthread(test, sched_fair_test_spin_rt, b);
+	for (nr_b = 1; nr_b <= 3; nr_b++) {
+		if (nr_b > 1)
+			sched_fair_test_kthread(test, sched_fair_test_spin, b);
+		for (shape = 0; shape < SFT_GROUPS_NR << 4; shape++) {
+			if ((shape & 2) && (shape & 4))
+				continue;
+			sched_fair_test_recompute_domain(&c, dst_rq, w, 1, nr_b, shape);
+		}
+	}
+	sched_fair_test_watch_stop(w);
+	if (!w)
+		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
+	sched_fair_test_check_end(&c);
+}
+
 static struct kunit_case sched_fair_model_cases[] = {
 	SFT_CASE_SLOW(model_set_side),
 	SFT_CASE_SLOW(model_tg_side),
 	SFT_CASE_SLOW(model_recompute_side),
+	SFT_CASE_SLOW(model_recompute_classes),
 	{}
 };
 
