@@ -94,6 +94,30 @@ struct load {
 	int version;
 };
 
+/*
+ * The knobs both fixtures set, each saved for the teardown: schedstats
+ * on, NI_RANDOM off where the kernel has it, sched/verbose on where it
+ * exists. NULL, or what failed.
+ */
+static const char *knobs_set(struct sfp_knob *schedstats, struct sfp_knob *ni_random,
+			     struct sfp_knob *verbose)
+{
+	char buf[4096];
+
+	if (sfp_knob_set(schedstats, SCHEDSTATS_KNOB, "1"))
+		return "cannot enable schedstats";
+	if (!sfp_read_file(SCHED_FEATURES_FILE, buf, sizeof(buf)) &&
+	    strstr(buf, " NI_RANDOM")) {
+		if (sfp_knob_set(ni_random, SCHED_FEATURES_FILE, "NO_NI_RANDOM"))
+			return "cannot turn NI_RANDOM off";
+		snprintf(ni_random->saved, sizeof(ni_random->saved), "NI_RANDOM");
+	}
+	if (!access(SCHED_VERBOSE_FILE, W_OK) &&
+	    sfp_knob_set(verbose, SCHED_VERBOSE_FILE, "Y"))
+		return "cannot set " SCHED_VERBOSE_FILE;
+	return NULL;
+}
+
 FIXTURE(newidle) {
 	struct sfp_knob schedstats;
 	struct sfp_knob ni_random;
@@ -111,7 +135,6 @@ FIXTURE(newidle) {
 FIXTURE_SETUP(newidle)
 {
 	struct sfp_schedstat s = { 0 };
-	char buf[4096];
 	int i;
 
 	if (geteuid())
@@ -123,24 +146,10 @@ FIXTURE_SETUP(newidle)
 		SKIP(return, "cannot parse %s (version %d)", SCHEDSTAT_FILE, s.version);
 	if (access(SCHEDSTATS_KNOB, W_OK))
 		SKIP(return, "no %s (CONFIG_SCHEDSTATS off?)", SCHEDSTATS_KNOB);
-	if (sfp_knob_set(&self->schedstats, SCHEDSTATS_KNOB, "1")) {
-		self->setup_error = "cannot enable schedstats";
-		return;
-	}
-	if (!sfp_read_file(SCHED_FEATURES_FILE, buf, sizeof(buf)) &&
-	    strstr(buf, " NI_RANDOM")) {
-		if (sfp_knob_set(&self->ni_random, SCHED_FEATURES_FILE, "NO_NI_RANDOM")) {
-			self->setup_error = "cannot turn NI_RANDOM off";
-			return;
-		}
-		snprintf(self->ni_random.saved, sizeof(self->ni_random.saved), "NI_RANDOM");
-	}
 	self->l.nworkers = self->l.ncpus / 2;
-	if (!access(SCHED_VERBOSE_FILE, W_OK) &&
-	    sfp_knob_set(&self->verbose, SCHED_VERBOSE_FILE, "Y")) {
-		self->setup_error = "cannot set " SCHED_VERBOSE_FILE;
+	self->setup_error = knobs_set(&self->schedstats, &self->ni_random, &self->verbose);
+	if (self->setup_error)
 		return;
-	}
 	/* Without the cost files the cost gate could hide the balancing. */
 	for (i = 0; i < self->l.nworkers; i++) {
 		if (!sfp_cost_open(&self->l.cost[i], self->l.cpus[i])) {
@@ -432,6 +441,220 @@ TEST_F(newidle, overload_control_balances)
 	EXPECT_GE(per_mille(&self->l), CONTROL_MIN)
 		TH_LOG("loaded CPUs did not balance while a CPU had two tasks (limit %d/1000)",
 		       CONTROL_MIN);
+}
+
+/*
+ * Two root domains, made with cgroup v2 cpuset partitions: A holds the
+ * first two CPUs and the light load's worker (on the first), B the third
+ * CPU with a hog and a ticker that sleeps 1 ms and spins 0.2 ms, so B's
+ * runqueue goes from one task to two about every millisecond and sets
+ * B's indicator. This process stays in the top cpuset, on a CPU of
+ * neither. The indicator belongs to a root domain: A's worker must skip
+ * its newly-idle balances as in the light load, while B is overloaded
+ * all along. One indicator for the whole system would be set by B's
+ * ticker between every two of A's idle entries.
+ */
+#define CPUSET_CG	CGROUP_ROOT "/cgroup.subtree_control"
+#define PART_A		CGROUP_ROOT "/sfp_part_a"
+#define PART_B		CGROUP_ROOT "/sfp_part_b"
+#define TICK_SLEEP_S	0.001
+#define TICK_SPIN_S	0.0002
+
+FIXTURE(partition) {
+	struct sfp_knob schedstats;
+	struct sfp_knob ni_random;
+	struct sfp_knob verbose;
+	struct sfp_knob subtree;
+	bool made_a, made_b;
+	struct load l;
+	const char *setup_error;
+	char skip_reason[512];
+};
+
+/* Make @dir a partition root of CPUs @cpus; false with why in @why. */
+static bool make_partition(const char *dir, const char *cpus, char *why, size_t len)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus", dir);
+	if (sfp_write_file(path, cpus)) {
+		snprintf(why, len, "cannot write %s to %s", cpus, path);
+		return false;
+	}
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.partition", dir);
+	if (sfp_write_file(path, "root") || sfp_read_file(path, buf, sizeof(buf))) {
+		snprintf(why, len, "cannot make %s a partition root", dir);
+		return false;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strcmp(buf, "root")) {
+		snprintf(why, len, "%s is '%s', not a valid partition root", path, buf);
+		return false;
+	}
+	return true;
+}
+
+FIXTURE_SETUP(partition)
+{
+	struct sfp_schedstat s = { 0 };
+	char buf[4096];
+	int *c = self->l.cpus;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	self->l.ncpus = sfp_allowed_cpus(self->l.cpus, SFP_MAX_CPUS);
+	if (self->l.ncpus < 4)
+		SKIP(return, "needs 4 CPUs (two partitions and one for the rest), has %d",
+		     self->l.ncpus);
+	if (sfp_read_schedstat(&s))
+		SKIP(return, "cannot parse %s (version %d)", SCHEDSTAT_FILE, s.version);
+	if (access(SCHEDSTATS_KNOB, W_OK))
+		SKIP(return, "no %s (CONFIG_SCHEDSTATS off?)", SCHEDSTATS_KNOB);
+	if (sfp_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
+	    !sfp_has_word(buf, "cpuset"))
+		SKIP(return, "no cpuset controller in " CGROUP_ROOT " (CONFIG_CPUSETS, cgroup v2)");
+	if (!access(PART_A, F_OK) || !access(PART_B, F_OK))
+		SKIP(return, PART_A " or " PART_B " exists already (left by an earlier run?)");
+	self->setup_error = knobs_set(&self->schedstats, &self->ni_random, &self->verbose);
+	if (self->setup_error)
+		return;
+	if (sfp_knob_set(&self->subtree, CPUSET_CG, "+cpuset")) {
+		self->setup_error = "cannot enable the cpuset controller";
+		return;
+	}
+	/* The saved value lists the controllers; taking cpuset away undoes it. */
+	snprintf(self->subtree.saved, sizeof(self->subtree.saved), "%s",
+		 sfp_has_word(self->subtree.saved, "cpuset") ? "+cpuset" : "-cpuset");
+	self->made_a = !mkdir(PART_A, 0755);
+	self->made_b = self->made_a && !mkdir(PART_B, 0755);
+	if (!self->made_b) {
+		self->setup_error = "cannot make the partitions' cgroups";
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%d,%d", c[0], c[1]);
+	if (!make_partition(PART_A, buf, self->skip_reason, sizeof(self->skip_reason)))
+		return;
+	snprintf(buf, sizeof(buf), "%d", c[2]);
+	if (!make_partition(PART_B, buf, self->skip_reason, sizeof(self->skip_reason)))
+		return;
+	/* The domains were rebuilt: open the new ones' cost files. */
+	self->l.nworkers = 1;
+	if (!sfp_cost_open(&self->l.cost[0], c[0]))
+		snprintf(self->skip_reason, sizeof(self->skip_reason),
+			 "no max_newidle_lb_cost for CPU %d in its partition (CONFIG_SCHED_DEBUG and sched/verbose needed)",
+			 c[0]);
+	sfp_pin(0, c[self->l.ncpus - 1]);
+}
+
+FIXTURE_TEARDOWN(partition)
+{
+	sfp_kill(self->l.pids, self->l.npids);
+	self->l.npids = 0;
+	sfp_cost_close(&self->l.cost[0]);
+	/* Members again, then gone: the CPUs go back to the top cpuset. */
+	if (self->made_b) {
+		sfp_write_file(PART_B "/cpuset.cpus.partition", "member");
+		rmdir(PART_B);
+	}
+	if (self->made_a) {
+		sfp_write_file(PART_A "/cpuset.cpus.partition", "member");
+		rmdir(PART_A);
+	}
+	sfp_knob_restore(&self->subtree);
+	sfp_knob_restore(&self->verbose);
+	sfp_knob_restore(&self->ni_random);
+	sfp_knob_restore(&self->schedstats);
+}
+
+static void ticker(double unused)
+{
+	sfp_sleep(TICK_SLEEP_S);
+	sfp_spin(TICK_SPIN_S);
+}
+
+/* Is every task of @pids on CPU @cpu's runqueue or running there now? */
+static int tasks_on(pid_t *pids, int n, int cpu)
+{
+	char path[64], buf[512], *p;
+	int i, on = 0, f, last;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", pids[i]);
+		if (sfp_read_file(path, buf, sizeof(buf)))
+			continue;
+		p = strrchr(buf, ')');
+		/* Field 39, "processor": the CPU it last ran on. */
+		for (f = 2, last = -1; p && f < 39; f++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p, " %d", &last) == 1 && last == cpu)
+			on++;
+	}
+	return on;
+}
+
+TEST_F(partition, overload_elsewhere_keeps_skipping)
+{
+	struct load *l = &self->l;
+	struct sfp_schedstat *a, *b;
+	int *c = l->cpus, try, ret = 0, on, worker_on;
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	if (self->skip_reason[0])
+		SKIP(return, "precondition: %s", self->skip_reason);
+	a = calloc(2, sizeof(*a));
+	EXPECT_NE(NULL, a)
+		return;
+	b = a + 1;
+	cur_load = l;
+	l->pids[l->npids++] = sfp_fork_pinned(c[2], PART_B, sfp_hog, 0);
+	l->pids[l->npids++] = sfp_fork_pinned(c[2], PART_B, ticker, 0);
+	for (try = 1;; try++) {
+		l->pids[l->npids++] = sfp_fork_pinned(c[0], PART_A, worker, 0);
+		hold(l, WARMUP_S);
+		on = tasks_on(l->pids, 2, c[2]);
+		worker_on = tasks_on(&l->pids[2], 1, c[0]);
+		l->resets = 0;
+		l->reset_failed = 0;
+		ret = sfp_read_schedstat(a);
+		hold(l, MEASURE_S);
+		ret = ret ?: sfp_read_schedstat(b);
+		sfp_kill(&l->pids[2], 1);
+		l->npids = 2;
+		EXPECT_EQ(0, ret)
+			break;
+		l->lb = b->newidle_lb[c[0]] - a->newidle_lb[c[0]];
+		l->lb_levels = b->newidle_lb_levels[c[0]] - a->newidle_lb_levels[c[0]];
+		l->levels = b->nlevels[c[0]];
+		l->idle = b->goidle[c[0]] - a->goidle[c[0]];
+		l->run_delay = b->run_delay - a->run_delay;
+		l->version = b->version;
+		log_load(_metadata, "partition A, light load", l);
+		TH_LOG("partition B (CPU %d): %d of 2 tasks there, %llu idle, %llu attempts",
+		       c[2], on, b->goidle[c[2]] - a->goidle[c[2]],
+		       b->newidle_lb[c[2]] - a->newidle_lb[c[2]]);
+		/* The precondition: each load ran in its own partition. */
+		if (on < 2 || worker_on != 1) {
+			snprintf(self->skip_reason, sizeof(self->skip_reason),
+				 "partition B's tasks not on CPU %d (%d of 2) or A's worker not on CPU %d",
+				 c[2], on, c[0]);
+			break;
+		}
+		if (!measured(_metadata, l))
+			break;
+		if (per_mille(l) <= LIGHT_MAX || try == LIGHT_TRIES) {
+			EXPECT_LE(per_mille(l), LIGHT_MAX)
+				TH_LOG("partition A balanced, only B had 2 tasks (limit %d/1000)",
+				       LIGHT_MAX);
+			break;
+		}
+		TH_LOG("partition A: above the limit in try %d of %d; again", try, LIGHT_TRIES);
+	}
+	free(a);
+	if (self->skip_reason[0])
+		SKIP(return, "precondition: %s", self->skip_reason);
 }
 
 TEST_HARNESS_MAIN
