@@ -79,6 +79,7 @@ stress.indicator_clear_after_stress
 sched_fastpath_root_tg.root_tg.root_group_load_avg_untouched
 sched_fastpath_root_tg.root_tg.cpu_offline_online
 sched_fastpath_newidle.newidle.light_load_skips_balance
+sched_fastpath_newidle.partition.overload_elsewhere_keeps_skipping
 kselftest.selftests: sched: sched_fastpath_root_tg
 kselftest.selftests: sched: sched_fastpath_newidle"
 # stress_run KERNEL LOG [RUN-OPTION]: one boot; 0 when it is what KERNEL
