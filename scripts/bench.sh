@@ -130,13 +130,15 @@ fi
 mkdir -p "$OUT/raw" "$B/bin"
 OUT=$(realpath "$OUT")
 [ -n "$SMOKE" ] || ln -sfn "$OUT" "$B/latest"
-CFGS=("$ROOT/kernel-config/base.config" "$ROOT/kernel-config/bench.config")
-# sched_verbose: the domains' debugfs files (max_newidle_lb_cost).
-# Under -icount, guest time once jumped 41 s in a busy phase (clocksource
-# watchdog: "Long readout interval") and RCU printed a stall warning with
-# a stack dump, which boot.sh counts as a failure: stall warnings are off.
-# (boot.sh's own command line has oops=panic: an oops ends the boot.)
-GUEST_APPEND="sfp.dur=$DUR sched_verbose rcupdate.rcu_cpu_stall_suppress=1${BENCH_APPEND:+ $BENCH_APPEND}"
+# The bench kind (kernel-config/kernels): its config and its command
+# line, sched_verbose for the domains' debugfs files (max_newidle_lb_cost)
+# and RCU stall warnings off: under -icount, guest time once jumped 41 s in
+# a busy phase (clocksource watchdog: "Long readout interval") and RCU
+# printed a stall warning with a stack dump, which boot.sh counts as a
+# failure. (boot.sh's own command line has oops=panic: an oops ends the
+# boot.)
+mapfile -t CFGS < <(kernel_kind_fragments bench "$BUILD/tree")
+GUEST_APPEND="sfp.dur=$DUR${BENCH_APPEND:+ $BENCH_APPEND}"
 
 stage_start "workload programs"
 for p in sfp_rr sfp_pool sfp_writes; do
@@ -149,7 +151,7 @@ stage_end
 # Each kernel is built by scripts/run.sh -r REF -n bench-KERNEL, in its own
 # worktree laid out like the main tree, so ccache serves the second build
 # from the first; later runs only rebuild what changed.
-GUEST_OPTS=(-F "${CFGS[0]}" -F "${CFGS[1]}" -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool"
+GUEST_OPTS=(-K bench -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool"
 	-b "$B/bin/sfp_writes" --perf)
 for k in baseline patched; do
 	stage_start "build $k (${REF[$k]})"
@@ -180,7 +182,7 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'topologies\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "${TOPOS# }" "$DUR" "$REPS" "$MEM"
 	for t in $TOPOS; do printf 'topology_%s\t%s\t%s\n' "$t" "${VCPUS[$t]}" "$(topology "$t")"; done
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
-	printf 'append\t%s\n' "$GUEST_APPEND"
+	printf 'append\t%s\n' "$(kernel_kind_append bench) $GUEST_APPEND"
 	for k in baseline patched; do printf 'offsets_%s\t%s\n' "$k" "${OFFS[$k]}"; done
 	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
 	printf 'source\t%s\n' "$(wt_meta "$WT" source)"
@@ -206,7 +208,7 @@ boot_once() {
 	local log=$3
 	TOPOLOGY=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 60 * DUR * ${VCPUS[$2]})) QEMU_OPTS=$QOPTS \
 		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
-		"$ROOT/scripts/run.sh" -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
+		"$ROOT/scripts/run.sh" -K bench -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
 		echo "boot failed ($(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot"))"
 	elif ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then

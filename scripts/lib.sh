@@ -413,6 +413,43 @@ newidle_figures() {
 		END { flush() }'
 }
 
+# Kinds of kernel (kernel-config/kernels).
+KINDS=$ROOT/kernel-config/kernels
+# kernel_kind NAME: that row's "CONFIG<TAB>PATCHES<TAB>APPEND"; dies naming
+# the known kinds when NAME is not a row (call it once outside $(...)).
+kernel_kind() {
+	local row
+	row=$(awk -v n="$1" '!/^#/ && $1 == n { a = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]*/, "", a)
+		print $2 "\t" $3 "\t" a; exit }' "$KINDS")
+	[ -n "$row" ] || die "unknown kernel kind '$1': the kinds are $(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS") (kernel-config/kernels)"
+	printf '%s\n' "$row"
+}
+
+# kernel_kind_fragments NAME TREE: the config fragments of kind NAME for
+# TREE, one path a line, in merge order.
+kernel_kind_fragments() {
+	local cfg f
+	cfg=$(kernel_kind "$1" | cut -f1)
+	case $cfg in default | default+*) default_fragments "$2" ;; esac
+	case $cfg in default) return 0 ;; default+*) cfg=${cfg#default+} ;; esac
+	for f in ${cfg//,/ }; do printf '%s\n' "$ROOT/kernel-config/$f"; done
+}
+
+# kernel_kind_patches NAME: its patches, one path a line (none for "-").
+kernel_kind_patches() {
+	local p ps
+	ps=$(kernel_kind "$1" | cut -f2)
+	[ "$ps" = - ] && return 0
+	for p in ${ps//,/ }; do printf '%s\n' "$ROOT/$p"; done
+}
+
+# kernel_kind_append NAME: its command line (empty for "-").
+kernel_kind_append() {
+	local a
+	a=$(kernel_kind "$1" | cut -f3)
+	[ "$a" = - ] || printf '%s\n' "$a"
+}
+
 # Guest topologies (kernel-config/topologies).
 TOPOLOGIES=$ROOT/kernel-config/topologies
 # topology NAME: that row's fields "SMP NODES SHAPE" (tab-joined); dies

@@ -62,9 +62,8 @@ for i in "${!SERIES[@]}"; do
 	[ "${SERIES_ROLE[i]}" != prereq ] || FIX=${SERIES[i]}
 done
 [ -n "$FIX" ] || die "patches/series has no prerequisite fix"
-HOOK=$ROOT/tests/debug/avg_vruntime-assert-rq-lock.patch
-# The benchmark's kernel config, where the oopses were first seen.
-CFG=(-F "$ROOT/kernel-config/base.config" -F "$ROOT/kernel-config/bench.config")
+# The debug kind's hook (kernel-config/kernels), named in the report.
+HOOK=$(kernel_kind_patches debug | head -n 1)
 OUT=$BUILD/race
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -94,9 +93,8 @@ for k in unfixed fixed; do
 	[ "$k" = fixed ] || pargs=(-p "$OUT/unfix.patch")
 	log=$OUT/lockdep-$k
 	brc=0
-	APPEND="panic_on_warn=1${APPEND:+ $APPEND}" "$ROOT/scripts/run.sh" -r patched "${pargs[@]}" -p "$HOOK" \
-		-f "$ROOT/kernel-config/debug.config" -n debug -x "$ROOT/scripts/guest/read_sched_debug.sh" \
-		>"$log.out" 2>&1 || brc=$?
+	"$ROOT/scripts/run.sh" -K debug -r patched "${pargs[@]}" -n debug \
+		-x "$ROOT/scripts/guest/read_sched_debug.sh" >"$log.out" 2>&1 || brc=$?
 	cp "$(kernel_logs "$BUILD" debug)/console.log" "$log.console.log" 2>/dev/null || true
 	splat=$(first_splat "$log.console.log")
 	caller=$(grep -m1 -oE 'print_cfs_rq\+0x[0-9a-f]+' "$log.console.log" 2>/dev/null || true)
@@ -147,7 +145,7 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 			brc=0
 			SMP=$VCPUS MEM=1024 BOOT_TIMEOUT=$((600 + 20 * DUR)) \
 				APPEND="sfp.racedur=$DUR${APPEND:+ $APPEND}" \
-				"$ROOT/scripts/run.sh" -r base "${pargs[@]}" "${CFG[@]}" -n race \
+				"$ROOT/scripts/run.sh" -K race -r base "${pargs[@]}" -n race \
 				-x "$ROOT/scripts/guest/sched_debug_race.sh" -b "$OUT/sfp_pool" >"$log.out" 2>&1 || brc=$?
 			cp "$(kernel_logs "$BUILD" race)/console.log" "$log.console.log" 2>/dev/null || true
 			cp "$(kernel_logs "$BUILD" race)/guest.log" "$log.guest.log" 2>/dev/null || true

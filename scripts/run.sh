@@ -7,7 +7,7 @@ set -euo pipefail
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
+Usage: $PROG [-K KIND] [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
              [-f FRAGMENT]... [-F FRAGMENT]... [-x PROGRAM]... [-b FILE]...
              [-d BINARY]...              [--perf] [--build-only | --boot-only]
 
@@ -20,6 +20,10 @@ linux-source-6.12), build its checked-out 'patched'. A prepared work tree
 is reused as it is, so a developer can edit it and re-run: the build is
 incremental.
 
+  -K KIND      a kind of kernel, a row of kernel-config/kernels
+               ($(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")):
+               its config fragments (instead of the defaults below), its
+               patches (after -p's) and its command line (before APPEND's)
   -t TREE      build and test that kernel tree exactly as it is (a distro
                tree that carries the series, a bisect step). TREE is only read.
   -r REF       a commit of the work tree (a branch such as baseline,
@@ -61,6 +65,7 @@ EOF
 TREE=
 REF=
 NAME=
+KIND=
 XPATCHES=()
 XFRAGS=()
 FRAGS=()
@@ -70,6 +75,7 @@ BOOT_ONLY=
 BUILD_ONLY=
 while [ $# -gt 0 ]; do
 	case $1 in
+	-K | --kind) KIND=${2:?}; shift 2 ;;
 	-t | --tree) TREE=${2:?}; shift 2 ;;
 	-r | --ref) REF=${2:?}; shift 2 ;;
 	-p | --patch) XPATCHES+=("$(realpath "${2:?}")"); shift 2 ;;
@@ -88,6 +94,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+if [ -n "$KIND" ]; then
+	kernel_kind "$KIND" >/dev/null
+	mapfile -t -O "${#XPATCHES[@]}" XPATCHES < <(kernel_kind_patches "$KIND")
+	kappend=$(kernel_kind_append "$KIND")
+	[ -z "$kappend" ] || export APPEND="$kappend${APPEND:+ $APPEND}"
+fi
 [ -z "$TREE" ] || [ -z "$REF" ] || die "-t and -r exclude each other"
 [ -z "$BOOT_ONLY" ] || [ -z "$BUILD_ONLY" ] || die "--boot-only and --build-only exclude each other"
 [ ${#XPATCHES[@]} = 0 ] || [ -n "$REF" ] || die "-p needs -r (a tree given with -t is only read)"
@@ -152,6 +164,9 @@ fi
 
 if [ -z "$BOOT_ONLY" ]; then
 	stage_start build
+	if [ ${#FRAGS[@]} = 0 ] && [ -n "$KIND" ]; then
+		mapfile -t FRAGS < <(kernel_kind_fragments "$KIND" "$TREE")
+	fi
 	[ ${#FRAGS[@]} -gt 0 ] || mapfile -t FRAGS < <(default_fragments "$TREE")
 	fargs=()
 	for f in "${FRAGS[@]}" "${XFRAGS[@]}"; do fargs+=(-f "$f"); done
