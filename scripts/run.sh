@@ -126,6 +126,8 @@ else
 	OBJ=$(kernel_obj "$BUILD" "$NAME")
 fi
 LOG=${LOG:-$(kernel_logs "$BUILD" "$NAME")}
+# Absolute: the report's parsers run in other directories.
+LOG=$(realpath -m "$LOG")
 if [ -n "$BOOT_ONLY" ]; then
 	if [ ! -f "$OBJ/arch/x86/boot/bzImage" ] || [ ! -f "$OBJ/initramfs.cpio.gz" ]; then
 		die "--boot-only: nothing built for '$NAME' in $OBJ (run once without --boot-only)"
