@@ -329,6 +329,7 @@ struct sfp_schedstat {
 	int version;
 	unsigned long long goidle[SFP_MAX_CPUS];	/* idle entries */
 	unsigned long long run_delay;	/* ns tasks waited to run, all CPUs */
+	unsigned long long run_delay_cpu[SFP_MAX_CPUS];	/* the same, per CPU */
 	unsigned long long newidle_lb[SFP_MAX_CPUS];	/* domain0: attempts */
 	unsigned long long newidle_lb_levels[SFP_MAX_CPUS];	/* sum over domains */
 	int nlevels[SFP_MAX_CPUS];
@@ -366,6 +367,7 @@ static inline int sfp_read_schedstat(struct sfp_schedstat *s)
 			}
 			s->goidle[cpu] = v[3];
 			s->run_delay += v[7];
+			s->run_delay_cpu[cpu] = v[7];
 			continue;
 		}
 		if (strncmp(line, "domain", 6) || cpu < 0)

@@ -459,6 +459,22 @@ TEST_F(newidle, overload_control_balances)
 #define PART_B		CGROUP_ROOT "/sfp_part_b"
 #define TICK_SLEEP_S	0.001
 #define TICK_SPIN_S	0.0002
+/*
+ * Partition A is lightly loaded only while its own CPUs hold one task
+ * each: a task that waited on one of them means a second task there,
+ * which sets A's indicator on a correct kernel too (a kernel thread, on
+ * a slow or busy host). Above this wait in a measurement the try does
+ * not count; when every try is above it the case skips.
+ */
+#define PART_WAIT_MAX_US	2000ULL
+/*
+ * A's limit, per mille of its idle entries. A is two CPUs, so the
+ * kernel threads of its CPUs make more of its 1 -> 2 transitions than in
+ * the flat light load: a correct kernel measured up to 0.33 on a busy
+ * 8-vCPU guest, one indicator for the whole system 0.81-0.93 on a quiet
+ * one (14 measurements).
+ */
+#define PART_LIGHT_MAX		500
 
 FIXTURE(partition) {
 	struct sfp_knob schedstats;
@@ -597,6 +613,7 @@ TEST_F(partition, overload_elsewhere_keeps_skipping)
 	struct load *l = &self->l;
 	struct sfp_schedstat *a, *b;
 	int *c = l->cpus, try, ret = 0, on, worker_on;
+	unsigned long long a_wait;
 
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
@@ -635,6 +652,10 @@ TEST_F(partition, overload_elsewhere_keeps_skipping)
 		TH_LOG("partition B (CPU %d): %d of 2 tasks there, %llu idle, %llu attempts",
 		       c[2], on, b->goidle[c[2]] - a->goidle[c[2]],
 		       b->newidle_lb[c[2]] - a->newidle_lb[c[2]]);
+		a_wait = (b->run_delay_cpu[c[0]] - a->run_delay_cpu[c[0]] +
+			  b->run_delay_cpu[c[1]] - a->run_delay_cpu[c[1]]) / 1000;
+		TH_LOG("partition A (CPUs %d, %d): tasks waited to run %llu us (limit %llu)",
+		       c[0], c[1], a_wait, PART_WAIT_MAX_US);
 		/* The precondition: each load ran in its own partition. */
 		if (on < 2 || worker_on != 1) {
 			snprintf(self->skip_reason, sizeof(self->skip_reason),
@@ -644,10 +665,18 @@ TEST_F(partition, overload_elsewhere_keeps_skipping)
 		}
 		if (!measured(_metadata, l))
 			break;
-		if (per_mille(l) <= LIGHT_MAX || try == LIGHT_TRIES) {
-			EXPECT_LE(per_mille(l), LIGHT_MAX)
+		if (per_mille(l) > PART_LIGHT_MAX && a_wait > PART_WAIT_MAX_US) {
+			/* A held a second task itself: not the light load. */
+			if (try == LIGHT_TRIES) {
+				snprintf(self->skip_reason, sizeof(self->skip_reason),
+					 "partition A's CPUs held a second task in all %d tries (%llu us waited in the last, limit %llu)",
+					 LIGHT_TRIES, a_wait, PART_WAIT_MAX_US);
+				break;
+			}
+		} else if (per_mille(l) <= PART_LIGHT_MAX || try == LIGHT_TRIES) {
+			EXPECT_LE(per_mille(l), PART_LIGHT_MAX)
 				TH_LOG("partition A balanced, only B had 2 tasks (limit %d/1000)",
-				       LIGHT_MAX);
+				       PART_LIGHT_MAX);
 			break;
 		}
 		TH_LOG("partition A: above the limit in try %d of %d; again", try, LIGHT_TRIES);
