@@ -41,6 +41,14 @@ line61() {
 		{ echo "expected 2 back-outs and 4 patches of the 6.1 series"; return 1; }
 }
 
+# versioned_tree DIR SED: a mini tree whose Makefile version SED rewrites,
+# committed.
+versioned_tree() {
+	mini_tree "$1"
+	sed -i "$2" "$1/Makefile"
+	git -C "$1" -c user.name=t -c user.email=t@t commit -q -am "version"
+}
+
 # An unchanged copy of the source: prepared, and the series reproduces it.
 good() {
 	env KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
@@ -125,16 +133,12 @@ scripts_cases() {
 
 		# The line follows the source's version, and a version with no line
 		# is refused with the lines there are.
-		mini_tree "$CHK/line510"
-		sed -i 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/' "$CHK/line510/Makefile"
-		git -C "$CHK/line510" -c user.name=t -c user.email=t@t commit -q -am "5.10"
+		versioned_tree "$CHK/line510" 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/'
 		t line_without_series_refused unchanged "$CHK/line510" expect_error \
 			"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $(lines)" \
 			env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
 		# A version between lines names the nearest one below it.
-		mini_tree "$CHK/line613"
-		sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/' "$CHK/line613/Makefile"
-		git -C "$CHK/line613" -c user.name=t -c user.email=t@t commit -q -am "6.13"
+		versioned_tree "$CHK/line613" 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/'
 		t line_between_names_nearest unchanged "$CHK/line613" expect_error \
 			"Linux 6.13.[0-9]* .* no series: .* the nearest is 6.12, LINE=6.12 forces it" \
 			env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-613"
