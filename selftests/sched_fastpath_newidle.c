@@ -450,6 +450,20 @@ static void overload_control(struct __test_metadata *_metadata, const char *setu
 	}
 	if (skip_reason)
 		SKIP(return, "%s", skip_reason);
+	/*
+	 * With RT partners, every other wakeup on B must be kept off it:
+	 * this process's own (every COST_RESET_S, beside the hog: a CFS
+	 * 1 -> 2) set the indicator on a kernel that counts CFS tasks only
+	 * and made it balance on 0.18-0.25 of the idle entries. It waits on
+	 * a CPU of its own.
+	 */
+	if (policy != SCHED_OTHER) {
+		if (l->nworkers + 1 >= l->ncpus)
+			SKIP(return, "needs a CPU besides the loaded ones and B, has %d CPUs",
+			     l->ncpus);
+		EXPECT_EQ(0, sfp_pin(0, l->cpus[l->nworkers]))
+			return;
+	}
 	l->partner_policy = policy;
 	EXPECT_EQ(0, run_load(l, true))
 		return;
@@ -482,9 +496,10 @@ TEST_F(newidle, overload_control_balances)
  * both, so B still goes from one task to two and the loaded CPUs must
  * still balance, although no CFS runqueue ever holds two tasks. An
  * indicator set from a CFS count, or only by the CFS class's enqueue,
- * never is. (What the root-level recompute does with such a CPU is the
- * KUnit model's: here the all-pinned redo clears the indicator after
- * each balance on every kernel, as in the control.)
+ * never is. This process waits on a CPU of neither. (What the root-level
+ * recompute does with such a CPU is the KUnit model's: here the
+ * all-pinned redo clears the indicator after each balance on every
+ * kernel, as in the control.)
  */
 TEST_F(newidle, overload_rt_partner_balances)
 {
