@@ -72,15 +72,11 @@ git -C "$WT" rev-parse -q --verify series-base >/dev/null ||
 git -C "$WT" worktree add -q --detach "$TMP/wt" series-base
 # The prerequisites and feature patches: the series up to the marker (a
 # prerequisite the source already contains is not in series-base's way).
+series_apply "$TMP/wt" prereq feature ||
+	die "$(basename "${SERIES[SERIES_FAILED]}") does not apply to 'series-base': first failing hunk in $SERIES_FAIL_WHERE"
 start=1
 for i in "${!SERIES[@]}"; do
-	[ "${SERIES_ROLE[i]}" != test ] || continue
-	p=${SERIES[i]}
-	start=$((start + 1))
-	if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$TMP/wt" apply --check -R "$p" 2>/dev/null; then
-		continue
-	fi
-	git -C "$TMP/wt" am -q "$p" || die "$(basename "$p") does not apply to 'series-base'"
+	[ "${SERIES_ROLE[i]}" = test ] || start=$((start + 1))
 done
 base=$(git -C "$TMP/wt" rev-parse HEAD)
 

@@ -202,76 +202,6 @@ select_line() {
 	export LINE LINE_FROM BUILD SFP_LINE_BUILD
 }
 
-# load_series: read patches/series into three arrays, in order:
-#   SERIES       the patch files
-#   SERIES_ROLE  per patch: prereq, feature or test, from the section
-#                comment above it ("# prerequisites...", "# features...",
-#                "# generated..."; patches before any section are features)
-# It runs in the calling shell (never inside $(...)), so that a missing
-# file stops the caller before anything is applied or recorded.
-load_series() {
-	local line role=feature name
-	SERIES=()
-	SERIES_ROLE=()
-	[ -f "$PATCHES/series" ] || die "no series file at $PATCHES/series"
-	while IFS= read -r line; do
-		case $line in
-		"# prerequisites"*) role=prereq; continue ;;
-		"# features"*) role=feature; continue ;;
-		"# generated"*) role='test'; continue ;;
-		esac
-		name=${line%%#*}
-		name=${name//[[:space:]]/}
-		[ -n "$name" ] || continue
-		[ -f "$PATCHES/$name" ] || die "patches/series names $name, which is not in $PATCHES"
-		SERIES+=("$PATCHES/$name")
-		SERIES_ROLE+=("$role")
-	done <"$PATCHES/series"
-	[ ${#SERIES[@]} -gt 0 ] || die "$PATCHES/series names no patches"
-}
-
-# series_hash: identifies the series content, to know when to re-apply.
-# Call load_series first.
-series_hash() {
-	cat "${SERIES[@]}" | sha256sum | cut -c1-16
-}
-
-# patch_subject FILE: the Subject of a git format-patch file, unfolded and
-# without its [PATCH n/m] prefix.
-patch_subject() {
-	awk '/^Subject: / { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1" |
-		sed 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//'
-}
-
-# in_rev WT REV PATCH: PATCH reverse-applies to REV of the git tree WT,
-# i.e. REV already contains it. Uses a scratch index: WT is not touched.
-in_rev() {
-	local idx rc=0
-	idx=$(mktemp "${TMPDIR:-/tmp}/sfp-index.XXXXXX")
-	rm -f "$idx"
-	{ GIT_INDEX_FILE=$idx git -C "$1" read-tree "$2" &&
-		GIT_INDEX_FILE=$idx git -C "$1" apply --cached --check -R "$3" 2>/dev/null; } || rc=1
-	rm -f "$idx"
-	return "$rc"
-}
-
-# patch_states WT: per patch of the series (load_series first), its role
-# and what the work tree WT did with it, derived from WT's 'base'.
-patch_states() {
-	local i p state
-	for i in "${!SERIES[@]}"; do
-		p=${SERIES[i]}
-		case ${SERIES_ROLE[i]} in
-		prereq) in_rev "$1" base "$p" && state="prerequisite, in the source: skipped" ||
-			state="prerequisite, not in the source: applied" ;;
-		feature) in_rev "$1" base "$p" && state="feature, in the source: backed out, re-applied" ||
-			state="feature, not in the source: applied" ;;
-		*) state="test: applied" ;;
-		esac
-		printf '%s\t%s\n' "$(basename "$p")" "$state"
-	done
-}
-
 # has_sched_debug_race TREE: TREE's avg_vruntime() writes cfs_rq state
 # (update_zero_vruntime()) and print_cfs_rq() still calls it after
 # dropping the rq lock, i.e. it lacks upstream e08d007f9d81.
@@ -295,41 +225,6 @@ default_fragments() {
 	if compgen -G "$1/tools/testing/selftests/sched/sched_fastpath_*.c" >/dev/null; then
 		printf '%s\n' "$1/tools/testing/selftests/sched/config"
 	fi
-}
-
-# The paths of a kernel tree that the series touches or reads: enough of
-# a tree for the series to apply (small test trees, the matrix).
-# shellcheck disable=SC2034 # used by the scripts that source this file
-SERIES_PATHS="Makefile MAINTAINERS kernel/sched lib/Kconfig.debug tools/testing/selftests/sched"
-
-# features_end WT: the commit of WT's 'patched' after the last feature
-# patch (the test patches are the series' last ones). Call load_series.
-features_end() {
-	local i ntests=0
-	for i in "${!SERIES[@]}"; do
-		[ "${SERIES_ROLE[i]}" != test ] || ntests=$((ntests + 1))
-	done
-	git -C "$1" rev-parse "patched~$ntests"
-}
-
-# source_fixed WT: the tree id of WT's 'base' (the source) plus the
-# prerequisite fixes it lacks, made in a scratch index: what the feature
-# patches on series-base must give back. Fails if a prerequisite does not
-# apply. Call load_series.
-source_fixed() {
-	local i idx rc=0
-	idx=$(mktemp "${TMPDIR:-/tmp}/sfp-index.XXXXXX")
-	rm -f "$idx"
-	GIT_INDEX_FILE=$idx git -C "$1" read-tree base || rc=1
-	for i in "${!SERIES[@]}"; do
-		[ "$rc" = 0 ] || break
-		[ "${SERIES_ROLE[i]}" = prereq ] || continue
-		! in_rev "$1" base "${SERIES[i]}" || continue
-		GIT_INDEX_FILE=$idx git -C "$1" apply --cached "${SERIES[i]}" 2>/dev/null || rc=1
-	done
-	[ "$rc" != 0 ] || GIT_INDEX_FILE=$idx git -C "$1" write-tree || rc=1
-	rm -f "$idx"
-	return "$rc"
 }
 
 # Work tree metadata lives in git: the ref refs/sfp/prepared (where
@@ -518,3 +413,7 @@ config_unmet() {
 			}
 		}' "$@"
 }
+
+# The series library: load_series, series_back_out, series_apply, ...
+# shellcheck source=scripts/series.sh
+. "$ROOT/scripts/series.sh"

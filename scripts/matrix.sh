@@ -100,100 +100,53 @@ source_tarball() {
 	dpkg-deb --fsys-tarfile "$1" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' >"$2"
 }
 
-# mini_tree SOURCE DIR: the files the series touches, as a git tree, from
-# a source tarball, a kernel git checkout (its HEAD) or a source directory.
-mini_tree() {
-	local top p paths=()
-	mkdir -p "$2"
-	if [ -f "$1" ]; then
-		# head closes the pipe early: tar's SIGPIPE is expected
-		top=$(tar -tf "$1" | head -n 1) || true
-		top=${top%%/*}
-		for p in $SERIES_PATHS; do paths+=("$top/$p"); done
-		tar -xf "$1" -C "$2" --strip-components=1 "${paths[@]}"
-	elif [ -e "$1/.git" ]; then
-		# shellcheck disable=SC2086 # a list of paths
-		git -C "$1" archive HEAD -- $SERIES_PATHS | tar -x -C "$2"
-	else
-		for p in $SERIES_PATHS; do
-			mkdir -p "$2/$(dirname "$p")"
-			cp -a "$1/$p" "$2/$p"
-		done
-	fi
-	git -C "$2" init -q -b base
-	git -C "$2" add -A -f
-	git -C "$2" "${GIT_ID[@]}" commit -q -m "base: $(kernel_version "$2")"
-}
-
 # check_version LINE VERSION SOURCE: the four checks; one table row.
 check_version() {
-	local l=$1 v=$2 src=$3 d i p n have='' absent='' drift='' base applies repro err files
+	local l=$1 v=$2 src=$3 d i n have="" absent="" drift="" base applies repro
 	d=$M/$l/$v
 	rm -rf "$d"
-	mini_tree "$src" "$d"
 	PATCHES=$PATCHES_TOP/$l
 	load_series
+	series_mini_tree "$src" "$d" || { say "$l $v: cannot extract the series' files from $src"; rc=1; return 0; }
 	# The objects of the line's prepared work tree, where there is one:
 	# the blobs the patches were made from, which a three-way merge reads.
 	THREEWAY_FROM=
 	[ ! -d "$TOP/$l/tree/.git/objects" ] || THREEWAY_FROM=$TOP/$l/tree
+	# baseline: back out every feature the source has (series_back_out);
 	# features: contained (reverse-applies), absent (applies) or drifted
 	# (neither: the source has the change with other context)
-	for i in "${!SERIES[@]}"; do
-		[ "${SERIES_ROLE[i]}" = feature ] || continue
-		p=${SERIES[i]}
-		n=$(basename "$p" | cut -c1-4)
-		if git -C "$d" apply --check -R "$p" 2>/dev/null; then
-			have+=" $n"
-		elif git -C "$d" apply --check "$p" 2>/dev/null; then
-			absent+=" $n"
-		else
-			drift+=" $n"
-		fi
-	done
-	# baseline: back out every feature the source has, newest first; a
-	# drifted one with a three-way merge
 	base=yes
 	git -C "$d" checkout -q -b series-base
-	for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
-		[ "${SERIES_ROLE[i]}" = feature ] || continue
-		p=${SERIES[i]}
-		n=$(basename "$p" | cut -c1-4)
-		case "$have $drift " in *" $n "*) ;; *) continue ;; esac
-		if git -C "$d" apply --check -R "$p" 2>/dev/null; then
-			git -C "$d" apply -R --index "$p"
-		elif [ -n "$THREEWAY_FROM" ] &&
-			threeway git -C "$d" apply -R --3way --index "$p" >"$d.backout.err" 2>&1; then
-			base="yes (3way: $n)"
-		else
-			files=$(git -C "$d" diff --name-only --diff-filter=U | tr '\n' ' ')
-			base="no: $n does not back out${THREEWAY_FROM:+, even with --3way (conflict in ${files:-?})}"
-			git -C "$d" reset -q --hard
-			break
-		fi
-		git -C "$d" "${GIT_ID[@]}" commit -q -m "back out $(basename "$p")"
+	series_back_out "$d" || base="no: git failed backing out"
+	for i in "${!SERIES[@]}"; do
+		n=$(basename "${SERIES[i]}" | cut -c1-4)
+		case ${SERIES_STATE[i]:-} in
+		contained) have+=" $n" ;;
+		absent) absent+=" $n" ;;
+		drifted)
+			drift+=" $n"
+			[ "$base" != yes ] || base="yes (3way: $n)"
+			;;
+		stuck)
+			drift+=" $n"
+			case $base in no:*) ;; *)
+				base="no: $n does not back out${THREEWAY_FROM:+, even with --3way (conflict in ${SERIES_CONFLICTS[i]:-?})}" ;;
+			esac
+			;;
+		esac
 	done
 	# applies: git am, else git am --3way, else name the conflict
 	applies=am
 	git -C "$d" checkout -q -b patched
-	for i in "${!SERIES[@]}"; do
-		p=${SERIES[i]}
-		if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$d" apply --check -R "$p" 2>/dev/null; then
-			continue
-		fi
-		git -C "$d" "${GIT_ID[@]}" am -q "$p" >/dev/null 2>&1 && continue
-		git -C "$d" am --abort >/dev/null 2>&1 || true
-		if [ -n "$THREEWAY_FROM" ] &&
-			threeway git -C "$d" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>"$d.am.err"; then
-			applies="3way ($(basename "$p" .patch | cut -c1-4))"
-			continue
-		fi
-		files=$(git -C "$d" diff --name-only --diff-filter=U | tr '\n' ' ')
-		err=$(grep -m1 -E '^(error|CONFLICT)' "$d.am.err" || true)
-		git -C "$d" am --abort >/dev/null 2>&1 || true
-		applies="no: $(basename "$p") conflicts in ${files:-?}${err:+ ($err)}"
-		break
-	done
+	if series_apply "$d"; then
+		for i in "${!SERIES[@]}"; do
+			[ "${SERIES_HOW[i]:-}" = 3way ] || continue
+			applies="3way ($(basename "${SERIES[i]}" .patch | cut -c1-4))"
+			break
+		done
+	else
+		applies="no: $(basename "${SERIES[SERIES_FAILED]}") conflicts in ${SERIES_FAIL_CONFLICTS:-?}${SERIES_FAIL_ERR:+ ($SERIES_FAIL_ERR)}"
+	fi
 	case $base in no:*) applies="n/a (no baseline)" ;; esac
 	# reproduced: kernel/sched of series-base + prerequisites + features
 	# against the source + the prerequisites it lacks

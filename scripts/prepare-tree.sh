@@ -124,34 +124,23 @@ if [ -n "$THREEWAY_FROM" ]; then
 fi
 
 # apply_series DIR: on DIR's checked-out branch (series-base), 'git am'
-# every patch of the series, skipping a prerequisite that DIR already
-# contains, and point 'baseline' at the commit after the prerequisites.
+# the series (series_apply), say what went in how, and point 'baseline'
+# at the commit after the prerequisites. Dies naming the patch, the hunk
+# and the conflict when a patch does not go in.
 apply_series() {
-	local dir=$1 i p name err where file line hunk
+	local dir=$1 i p
+	if ! series_apply "$dir"; then
+		p=$(basename "${SERIES[SERIES_FAILED]}")
+		die "$p neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in $SERIES_FAIL_WHERE${THREEWAY_FROM:+; a three-way merge conflicts in ${SERIES_FAIL_CONFLICTS:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
+	fi
 	for i in "${!SERIES[@]}"; do
-		p=${SERIES[i]}
-		name=$(basename "$p")
-		if [ "${SERIES_ROLE[i]}" = prereq ] && git -C "$dir" apply --check -R "$p" 2>/dev/null; then
-			say "$name: prerequisite already in the source, skipped"
-			continue
-		fi
-		if ! err=$(git -C "$dir" apply --check -v "$p" 2>&1); then
-			where=$(printf '%s\n' "$err" | sed -n 's/^error: patch failed: //p' | head -n 1)
-			file=${where%:*}
-			line=${where##*:}
-			hunk=$(grep -m1 "^@@ -$line," "$p" || true)
-			if [ -n "$THREEWAY_FROM" ] && threeway git -C "$dir" "${GIT_ID[@]}" am -q --3way "$p" >/dev/null 2>&1; then
-				say "$name: applied with a three-way merge (first hunk that did not fit: ${file:-?} at line ${line:-?})"
-				[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
-				continue
-			fi
-			conflicts=$(git -C "$dir" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ' || true)
-			git -C "$dir" am --abort >/dev/null 2>&1 || true
-			die "$name neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in ${file:-?} at line ${line:-?} ${hunk:+($hunk)}${THREEWAY_FROM:+; a three-way merge conflicts in ${conflicts:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
-		fi
-		git -C "$dir" "${GIT_ID[@]}" am -q "$p"
-		[ "${SERIES_ROLE[i]}" != prereq ] || git -C "$dir" branch -f baseline HEAD
+		p=$(basename "${SERIES[i]}")
+		case ${SERIES_HOW[i]:-} in
+		contained) say "$p: prerequisite already in the source, skipped" ;;
+		3way) say "$p: applied with a three-way merge (first hunk that did not fit: ${SERIES_WHERE[i]})" ;;
+		esac
 	done
+	git -C "$dir" branch -f baseline "$SERIES_PREREQ_END"
 }
 
 # --- an existing work tree is reused --------------------------------------------
@@ -234,37 +223,19 @@ esac
 say "base committed in $(($(date +%s) - t0))s"
 
 version=$(kernel_version "$TMP")
-backed_out=0
 
 # series-base: back out, newest first, each feature patch the source
-# already contains.
+# already contains (series_back_out).
 git -C "$TMP" checkout -q -b series-base base
-for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
-	p=${SERIES[i]}
-	name=$(basename "$p")
-	[ "${SERIES_ROLE[i]}" = feature ] || continue
-	how=
-	if git -C "$TMP" apply --check -R "$p" 2>/dev/null; then
-		git -C "$TMP" apply -R --index "$p"
-	elif [ -n "$THREEWAY_FROM" ] && ! git -C "$TMP" apply --check "$p" 2>/dev/null &&
-		threeway git -C "$TMP" apply -R --3way --index "$p" >/dev/null 2>&1; then
-		# The source has the change with other context around it.
-		how=" (three-way merge: its context differs here)"
-	else
-		git -C "$TMP" reset -q --hard
-		continue
-	fi
-	git -C "$TMP" "${GIT_ID[@]}" commit -q -F - <<EOF
-Back out "$(patch_subject "$p")"
-
-The source ($version) already contains this change; patches/$LINE/$name
-reverse-applies to it$how. It is backed out here so that 'series-base'
-is the kernel before the series and 'patched' (git am of the series onto
-series-base) shows exactly what the series adds.
-EOF
-	backed_out=$((backed_out + 1))
-	say "$name: contained in the source, backed out for series-base$how"
+series_back_out "$TMP" || die "git failed while backing the features out of $SRC"
+for i in "${!SERIES[@]}"; do
+	name=$(basename "${SERIES[i]}")
+	case ${SERIES_STATE[i]:-} in
+	contained) say "$name: contained in the source, backed out for series-base" ;;
+	drifted) say "$name: contained in the source, backed out for series-base (three-way merge: its context differs here)" ;;
+	esac
 done
+backed_out=$SERIES_BACKED_OUT
 
 # patched: git am of the whole series onto series-base; baseline is the
 # commit after the prerequisites.

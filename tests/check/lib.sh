@@ -69,16 +69,17 @@ unchanged() {
 }
 
 # mini_tree DIR [WT]: a small kernel-like git tree, the files of the
-# source (the work tree's 'base', WT or the default line's) that the
-# series touches, enough for it to apply.
+# source (the work tree's 'base', WT or the default line's) that its
+# line's series changes (series_paths), enough for it to apply.
 mini_tree() {
-	local dir=$1 wt=${2:-$WT} src
-	src=$CHK/mini-src-$(basename "$(dirname "$wt")")
+	local dir=$1 wt=${2:-$WT} src line paths
+	line=$(basename "$(dirname "$wt")")
+	src=$CHK/mini-src-$line
 	mkdir -p "$dir"
 	if [ ! -d "$src" ]; then
 		mkdir -p "$src"
-		# shellcheck disable=SC2086 # a list of paths
-		git -C "$wt" archive base $SERIES_PATHS | tar -x -C "$src"
+		mapfile -t paths < <(series_paths "$PATCHES_TOP/$line")
+		git -C "$wt" archive base -- "${paths[@]}" | tar -x -C "$src"
 	fi
 	cp -a "$src"/. "$dir"/
 	git -C "$dir" init -q -b main
