@@ -68,21 +68,14 @@ unchanged() {
 	echo "user tree unchanged: $(git -C "$dir" rev-parse --short HEAD), $(git -C "$dir" status --porcelain | wc -l) modified"
 }
 
-# mini_tree DIR [WT]: a small kernel-like git tree, the files of the
-# source (the work tree's 'base', WT or the default line's) that its
-# line's series changes (series_paths), enough for it to apply.
+# mini_tree DIR [WT]: a small kernel-like git tree in DIR, a clone of
+# series_mini_tree of the source (the work tree's 'base', WT or the
+# default line's): the files its line's series changes, enough for the
+# series to apply. The first one per line is kept in $CHK/mini-src-LINE.
 mini_tree() {
-	local dir=$1 wt=${2:-$WT} src line paths
+	local dir=$1 wt=${2:-$WT} line src
 	line=$(basename "$(dirname "$wt")")
 	src=$CHK/mini-src-$line
-	mkdir -p "$dir"
-	if [ ! -d "$src" ]; then
-		mkdir -p "$src"
-		mapfile -t paths < <(series_paths "$PATCHES_TOP/$line")
-		git -C "$wt" archive base -- "${paths[@]}" | tar -x -C "$src"
-	fi
-	cp -a "$src"/. "$dir"/
-	git -C "$dir" init -q -b main
-	git -C "$dir" add -A
-	git -C "$dir" -c user.name=t -c user.email=t@t commit -q -m "user commit"
+	[ -d "$src/.git" ] || PATCHES=$PATCHES_TOP/$line series_mini_tree "$wt" "$src" base
+	git clone -q "$src" "$dir"
 }
