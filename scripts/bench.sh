@@ -10,8 +10,9 @@ usage() {
 Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
-from the prepared work tree with the same config (kernel-config/base.config
-and bench.config, no KUnit suites), then for every repetition and vCPU count boot each kernel
+from the prepared work tree with the same config (kind bench of
+kernel-config/kernels: base.config, numa.config and bench.config, no
+KUnit suites), then for every repetition and vCPU count boot each kernel
 once per guest CPU topology, alternating which goes first, and run in the
 guest (scripts/guest/sfp_bench.sh):
   rr        sfp_rr: request/response over UNIX sockets, servers pinned to
@@ -187,7 +188,7 @@ cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config"
 	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
 	printf 'source\t%s\n' "$(wt_meta "$WT" source)"
 	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
-	printf 'config\t%s (sha256 %s)\n' "kernel-config/base.config + bench.config" "$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)"
+	printf 'config\t%s (sha256 %s)\n' "$(printf '%s\n' "${CFGS[@]}" | sed 's|.*/kernel-config/|kernel-config/|' | paste -sd ' ')" "$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)"
 	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	printf 'host_cpus\t%s\n' "$(nproc)"
 	printf 'host_mem\t%s\n' "$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
