@@ -67,7 +67,9 @@ for t in gcc:gcc make:make ccache:ccache sparse:sparse "${CROSS}gcc:gcc-aarch64-
 done
 OUT=$BUILD/robot
 WT=$(kernel_wt "$BUILD" robot)
-OBJTOP=$BUILD/wt/robot/obj
+# One build directory per architecture beside the worktree, as
+# kernel_obj B NAME ref puts a -r build (obj/ARCH instead of obj/NAME).
+OBJTOP=$(dirname "$WT")/obj
 TABLE=${TABLE:-$OUT/table.md}
 JOBS=${JOBS:-$(($(nproc) + 1))}
 mkdir -p "$OUT" "$OBJTOP"
