@@ -10,11 +10,11 @@ usage() {
 Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
-from the prepared work tree with the same config (kind bench of
-kernel-config/kernels: base.config, numa.config and bench.config, no
-KUnit suites), then for every repetition and vCPU count boot each kernel
-once per guest CPU topology, alternating which goes first, and run in the
-guest (scripts/guest/sfp_bench.sh):
+from the prepared work tree with the same config (the fragments of kind
+bench in kernel-config/kernels; no KUnit suites), then for every
+repetition and vCPU count boot each kernel once per guest CPU topology,
+alternating which goes first, and run in the guest
+(scripts/guest/sfp_bench.sh):
   rr        sfp_rr: request/response over UNIX sockets, servers pinned to
             half the vCPUs: the light load (patch 3: newly-idle balance
             attempts per idle entry, and how many found nothing to do)

@@ -13,8 +13,8 @@ Usage: $PROG [-n BOOTS] [-d SECONDS] [-s VCPUS] [--lockdep-only]
 Two kernels from the work tree: 'unfixed' is 'base' (the source as it
 is, e.g. Debian's 6.12.117) and 'fixed' is base + the series' prerequisite
 patch (upstream e08d007f9d81), both with the benchmark's config
-(kind race of kernel-config/kernels: base.config, numa.config,
-bench.config). Every kernel goes through scripts/run.sh.
+(the fragments of kind race in kernel-config/kernels). Every kernel
+goes through scripts/run.sh.
 
 1. Deterministic: 'patched' (which carries the fix) and 'patched' with
    the fix reverse-applied, both with kernel-config/debug.config added
