@@ -125,7 +125,10 @@ if [ -z "$OUT" ]; then
 	[ -z "$SMOKE" ] || OUT=$B/smoke
 	[ -z "$SMOKE" ] || rm -rf "$OUT"
 fi
-if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then
+if [ -d "$OUT" ]; then
+	out_files=$(ls -A "$OUT")
+	[ -z "$out_files" ] || die "output directory '$OUT' is not empty: name a new one with -o"
+elif [ -e "$OUT" ]; then
 	die "output directory '$OUT' is not empty: name a new one with -o"
 fi
 mkdir -p "$OUT/raw" "$B/bin"
@@ -138,7 +141,9 @@ OUT=$(realpath "$OUT")
 # printed a stall warning with a stack dump, which boot.sh counts as a
 # failure. (boot.sh's own command line has oops=panic: an oops ends the
 # boot.)
-mapfile -t CFGS < <(kernel_kind_fragments bench "$BUILD/tree")
+f=$(kernel_kind_fragments bench "$BUILD/tree")
+CFGS=()
+split_lines CFGS "$f"
 GUEST_APPEND="sfp.dur=$DUR${BENCH_APPEND:+ $BENCH_APPEND}"
 
 stage_start "workload programs"
@@ -168,35 +173,63 @@ declare -A OFFS=()
 for k in baseline patched; do
 	# Two steps: a failure of kernel-offsets.sh must reach the die, which
 	# it would not through a pipe into awk.
-	offs=$("$ROOT/scripts/kernel-offsets.sh" "$(kobj "$k")") ||
+	obj=$(kobj "$k")
+	offs=$("$ROOT/scripts/kernel-offsets.sh" "$obj") ||
 		die "cannot compute the field offsets of $k"
 	OFFS[$k]=$(printf '%s\n' "$offs" | awk '{ printf "%s%s:%s", s, $1, $2; s = "," }')
 done
 # The same options set on both sides; patched's tree also knows the
 # (unset) options of the test patches.
 setopts() { grep '^CONFIG_' "$1"; }
-cmp -s <(setopts "$(kobj baseline)/.config") <(setopts "$(kobj patched)/.config") ||
-	die "baseline and patched were built with different configs ($(kobj baseline)/.config, $(kobj patched)/.config)"
+cfg_a=$(kobj baseline)/.config
+cfg_b=$(kobj patched)/.config
+opts_a=$(setopts "$cfg_a")
+opts_b=$(setopts "$cfg_b")
+[ "$opts_a" = "$opts_b" ] ||
+	die "baseline and patched were built with different configs ($cfg_a, $cfg_b)"
 
-{
+# meta: what the run was and where it ran, meta.tsv's rows.
+meta() {
+	local t k v c cfgs=
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
 	printf 'topologies\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "${TOPOS# }" "$DUR" "$REPS" "$MEM"
-	for t in $TOPOS; do printf 'topology_%s\t%s\t%s\n' "$t" "${VCPUS[$t]}" "$(topology "$t")"; done
+	for t in $TOPOS; do
+		v=$(topology "$t")
+		printf 'topology_%s\t%s\t%s\n' "$t" "${VCPUS[$t]}" "$v"
+	done
 	printf 'qemu_opts\t%s\n' "-accel tcg -cpu max${QOPTS:+ $QOPTS}"
-	printf 'append\t%s\n' "$(kernel_kind_append bench) $GUEST_APPEND"
+	v=$(kernel_kind_append bench)
+	printf 'append\t%s\n' "$v $GUEST_APPEND"
 	for k in baseline patched; do printf 'offsets_%s\t%s\n' "$k" "${OFFS[$k]}"; done
-	printf 'version\t%s\n' "$(kernel_version "$(ktree patched)")"
-	printf 'source\t%s\n' "$(wt_meta "$WT" source)"
-	for k in baseline patched; do printf 'commit_%s\t%s\n' "$k" "$(git -C "$(ktree "$k")" log -1 --format='%H %s')"; done
-	printf 'config\t%s (sha256 %s)\n' "$(printf '%s\n' "${CFGS[@]}" | sed 's|.*/kernel-config/|kernel-config/|' | paste -sd ' ')" "$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)"
-	printf 'host_cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-	printf 'host_cpus\t%s\n' "$(nproc)"
-	printf 'host_mem\t%s\n' "$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
-	printf 'host_os\t%s\n' "$(. /etc/os-release && echo "$PRETTY_NAME")"
-	printf 'qemu\t%s\n' "$(qemu-system-x86_64 --version | head -n 1)"
-	printf 'perf\t%s\n' "$(perf --version 2>/dev/null || echo none)"
-	printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-} >"$OUT/meta.tsv"
+	v=$(ktree patched)
+	v=$(kernel_version "$v")
+	printf 'version\t%s\n' "$v"
+	v=$(wt_meta "$WT" source)
+	printf 'source\t%s\n' "$v"
+	for k in baseline patched; do
+		v=$(ktree "$k")
+		v=$(git -C "$v" log -1 --format='%H %s')
+		printf 'commit_%s\t%s\n' "$k" "$v"
+	done
+	for c in "${CFGS[@]}"; do cfgs+="${cfgs:+ }kernel-config/${c##*/kernel-config/}"; done
+	v=$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)
+	printf 'config\t%s (sha256 %s)\n' "$cfgs" "$v"
+	v=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo)
+	printf 'host_cpu\t%s\n' "${v%%$'\n'*}"
+	v=$(nproc)
+	printf 'host_cpus\t%s\n' "$v"
+	v=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+	printf 'host_mem\t%s\n' "$v"
+	v=$(. /etc/os-release && echo "$PRETTY_NAME")
+	printf 'host_os\t%s\n' "$v"
+	v=$(qemu-system-x86_64 --version)
+	printf 'qemu\t%s\n' "${v%%$'\n'*}"
+	v=$(perf --version 2>/dev/null || echo none)
+	printf 'perf\t%s\n' "$v"
+	v=$(date -u '+%Y-%m-%d %H:%M UTC')
+	printf 'date\t%s\n' "$v"
+}
+meta >"$OUT/meta.tsv"
 
 ntopo=$(echo "$TOPOS" | wc -w)
 total=$((REPS * ntopo * 2))
@@ -206,21 +239,23 @@ retried=0
 # boot_once KERNEL TOPOLOGY LOGDIR: boot, run the workloads; prints "ok"
 # or what went wrong.
 boot_once() {
-	local log=$3
+	local log=$3 why
 	TOPOLOGY=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 60 * DUR * ${VCPUS[$2]})) QEMU_OPTS=$QOPTS \
 		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
 		"$ROOT/scripts/run.sh" -K bench -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
-		echo "boot failed ($(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot"))"
+		why=$(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot")
+		echo "boot failed ($why)"
 	elif ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then
-		echo "workload failed: $(grep -m1 'sfp-bench error' "$log/guest.log" || echo 'see guest.log')"
+		why=$(grep -m1 'sfp-bench error' "$log/guest.log" || echo 'see guest.log')
+		echo "workload failed: $why"
 	elif ! grep -q '^ok 1 guest_preconditions' "$log/guest.log"; then
 		echo "guest preconditions failed (wrong kernel?)"
 	else
 		echo ok
 	fi
 }
-runs_t0=$(date +%s)
+runs_t0=$EPOCHSECONDS
 stage_start "A/B runs: $REPS repetitions x topologies (${TOPOS# }) x 2 kernels = $total boots"
 for rep in $(seq 1 "$REPS"); do
 	j=0
@@ -231,7 +266,7 @@ for rep in $(seq 1 "$REPS"); do
 		for k in $order; do
 			i=$((i + 1))
 			log=$OUT/raw/$k-$v-r$rep
-			t0=$(date +%s)
+			t0=$EPOCHSECONDS
 			status=$(boot_once "$k" "$v" "$log")
 			if [ "$status" != ok ]; then
 				# One retry: an emulator fault (a hang, a guest-time jump)
@@ -246,15 +281,17 @@ for rep in $(seq 1 "$REPS"); do
 			rr=$(sed -n 's/^sfp-bench rr count .*tps=\([0-9.]*\).* newidle_per_idle=\([0-9.]*\).*/\2 newly-idle attempts per idle entry, \1 tps/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
 			pool=$(sed -n 's/^sfp-bench pool count .*tg_load_avg_changes=\([0-9]*\).*/\1 root tg_load_avg changes/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
 			mix=$(sed -n 's/^sfp-bench mix lb level=all .* lb_gained=\([0-9]*\).*/\1 tasks gained/p' "$log/guest.log" 2>/dev/null | head -n 1 || true)
+			bad=
+			[ "$status" = ok ] || bad="  FAILED: $status"
 			printf '[%d/%d] rep %d, %-8s %-8s %4ds  rr: %s; mix: %s; pool: %s%s\n' "$i" "$total" "$rep" "$v" "$k" \
-				"$(($(date +%s) - t0))" "${rr:--}" "${mix:--}" "${pool:--}" "$([ "$status" = ok ] || echo "  FAILED: $status")" >&2
+				"$((EPOCHSECONDS - t0))" "${rr:--}" "${mix:--}" "${pool:--}" "$bad" >&2
 			[ "$status" = ok ] || failed=$((failed + 1))
 		done
 	done
 done
 stage_end
 printf 'retried\t%s\n' "$retried" >>"$OUT/meta.tsv"
-printf 'wall\t%s\n' "$total boots in $(($(date +%s) - runs_t0)) s" >>"$OUT/meta.tsv"
+printf 'wall\t%s\n' "$total boots in $((EPOCHSECONDS - runs_t0)) s" >>"$OUT/meta.tsv"
 
 stage_start report
 args=()

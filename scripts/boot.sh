@@ -124,10 +124,10 @@ fi
 case $ACCEL in tcg | kvm) ;; *) die "-a wants tcg, kvm or auto, not '$ACCEL'" ;; esac
 
 say "booting $(basename "$KERNEL") under QEMU/$ACCEL, $SMP vCPUs${TOPOLOGY:+ ($TOPOLOGY)}, ${MEM} MiB, timeout ${TIMEOUT}s"
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 rc=0
 run_qemu "$ACCEL" "$TIMEOUT" "$LOGDIR/console.log" "$LOGDIR/guest.log" || rc=$?
-printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "${TOPOLOGY:-flat}" "$MEM" "$(($(date +%s) - t0))" >"$LOGDIR/boot.info"
+printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "${TOPOLOGY:-flat}" "$MEM" "$((EPOCHSECONDS - t0))" >"$LOGDIR/boot.info"
 
 problem=
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -146,4 +146,4 @@ if [ -n "$problem" ]; then
 	printf -- '---\n' >&2
 	die "$problem"
 fi
-say "guest finished in $(($(date +%s) - t0))s (logs: $LOGDIR)"
+say "guest finished in $((EPOCHSECONDS - t0))s (logs: $LOGDIR)"

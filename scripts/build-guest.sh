@@ -90,7 +90,7 @@ add_dynamic() {
 	local missing
 	need ldd libc-bin
 	missing=$(ldd "$1" | grep 'not found' || true)
-	[ -z "$missing" ] || die "$1 needs libraries this host lacks: $(printf '%s' "$missing" | tr '\n' ' ')"
+	[ -z "$missing" ] || die "$1 needs libraries this host lacks: ${missing//$'\n'/ }"
 	mkdir -p "$STAGE$(dirname "$1")"
 	cp "$1" "$STAGE$1"
 	ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
@@ -141,7 +141,9 @@ for d in "${DYNS[@]}"; do
 	add_dynamic "$d"
 done
 if [ -n "$PERF" ]; then
-	if [ ! -x /usr/bin/perf ] || [ "$(head -c 2 /usr/bin/perf)" = '#!' ]; then
+	magic=
+	[ ! -x /usr/bin/perf ] || magic=$(head -c 2 /usr/bin/perf)
+	if [ -z "$magic" ] || [ "$magic" = '#!' ]; then
 		die "no perf binary at /usr/bin/perf: install the Debian package 'linux-perf' (or run 'make setup' as root)"
 	fi
 	add_dynamic /usr/bin/perf
@@ -150,4 +152,6 @@ fi
 mkdir -p "$(dirname "$OUT")"
 (cd "$STAGE" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
-say "initramfs $OUT: $(tr '\n' ' ' <"$STAGE/tests/order")($(du -k "$OUT" | cut -f1) KiB)"
+order=$(cat "$STAGE/tests/order")
+kib=$(du -k "$OUT" | cut -f1)
+say "initramfs $OUT: ${order//$'\n'/ } ($kib KiB)"

@@ -41,7 +41,10 @@ done
 [ -d "$TREE" ] || die "kernel tree '$TREE' does not exist"
 is_kernel_tree "$TREE" || die "'$TREE' is not a kernel source tree"
 [ ! -f "$TREE/.config" ] || die "'$TREE' has an in-tree .config; out-of-tree builds need a clean source (make mrproper there)"
-[ ${#FRAGS[@]} -gt 0 ] || mapfile -t FRAGS < <(default_fragments "$TREE")
+if [ ${#FRAGS[@]} = 0 ]; then
+	f=$(default_fragments "$TREE")
+	split_lines FRAGS "$f"
+fi
 for f in "${FRAGS[@]}"; do
 	[ -f "$f" ] || die "config fragment '$f' not found"
 done
@@ -91,14 +94,14 @@ if [ -n "$missing" ]; then
 fi
 
 say "building bzImage with ccache, $JOBS jobs (log: $OBJ/build.log)"
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 # Progress every 200 build steps; the full output is in the log.
 progress() {
 	local line n=0
 	while IFS= read -r line; do
 		printf '%s\n' "$line" >>"$OBJ/build.log"
 		case $line in "  "[A-Z]*) n=$((n + 1)) ;; *) continue ;; esac
-		[ $((n % 200)) = 0 ] && printf '  %5d build steps, %4ds: %s\n' "$n" "$(($(date +%s) - t0))" "${line##* }"
+		[ $((n % 200)) = 0 ] && printf '  %5d build steps, %4ds: %s\n' "$n" "$((EPOCHSECONDS - t0))" "${line##* }"
 	done
 	return 0
 }
@@ -109,4 +112,5 @@ if ! make -C "$TREE" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc" \
 	grep -E 'error|Error' "$OBJ/build.log" | head -n 20 >&2 || true
 	die "kernel build failed (log: $OBJ/build.log)"
 fi
-say "built $OBJ/arch/x86/boot/bzImage ($(make -s -C "$TREE" O="$OBJ" kernelrelease)) in $(($(date +%s) - t0))s"
+rel=$(make -s -C "$TREE" O="$OBJ" kernelrelease)
+say "built $OBJ/arch/x86/boot/bzImage ($rel) in $((EPOCHSECONDS - t0))s"

@@ -125,7 +125,8 @@ mv "$TMP/Kconfig.debug" "$W/lib/Kconfig.debug"
 maintainers_add "F:	kernel/sched/" "F:	kernel/sched/tests/"
 # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
 git -C "$W" add -f kernel/sched/tests kernel/sched/fair.c lib/Kconfig.debug MAINTAINERS
-git -C "$W" commit -q -F "$(commit_msg kunit)"
+msg=$(commit_msg kunit)
+git -C "$W" commit -q -F "$msg"
 
 # kselftests.
 if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
@@ -139,7 +140,8 @@ if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
 	done
 	maintainers_add "F:	kernel/sched/tests/" "F:	tools/testing/selftests/sched/"
 	git -C "$W" add -f tools/testing/selftests/sched MAINTAINERS
-	git -C "$W" commit -q -F "$(commit_msg selftests)"
+	msg=$(commit_msg selftests)
+	git -C "$W" commit -q -F "$msg"
 fi
 
 mkdir -p "$TMP/out"
@@ -162,4 +164,5 @@ tail -n +"$((mark_line + 1))" "$PATCHES/series" |
 	while read -r p; do rm -f "$PATCHES/$p"; done
 cp "$TMP"/out/*.patch "$PATCHES/"
 cp "$TMP/series" "$PATCHES/series"
-say "wrote $(cd "$TMP/out" && printf "%s " *.patch)"
+out=("$TMP"/out/*.patch)
+say "wrote ${out[*]##*/}"

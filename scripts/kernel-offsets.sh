@@ -53,10 +53,13 @@ out=$(offset tg_load_avg task_group load_avg
 	offset rq_rd rq rd
 	offset rd_overloaded root_domain overloaded)
 # Before v6.10 (the 6.1 line) the indicator is int root_domain::overload.
-printf '%s\n' "$out" | grep -q '^rd_overloaded ' ||
+# (Here-strings, not pipes: under pipefail, grep -q exiting at its first
+# match can fail the writer with SIGPIPE.)
+grep -q '^rd_overloaded ' <<<"$out" ||
 	out=$(printf '%s\n' "$out"; offset rd_overloaded root_domain overload)
 for f in tg_load_avg rq_rd; do
-	printf '%s\n' "$out" | grep -q "^$f " ||
-		die "could not compute the offset of $f with the command of $CMD: $(head -n 3 "$tmp/$f.err")"
+	grep -q "^$f " <<<"$out" && continue
+	err=$(head -n 3 "$tmp/$f.err")
+	die "could not compute the offset of $f with the command of $CMD: $err"
 done
 printf '%s\n' "$out"

@@ -72,8 +72,8 @@ um) args+=(--make_options "CC=ccache gcc") ;;
 esac
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 say "in $WT: tools/testing/kunit/kunit.py ${args[*]}"
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 rc=0
 (cd "$WT" && python3 tools/testing/kunit/kunit.py "${args[@]}") 2>&1 | tee "$OUT/$ARCH.log" || rc=$?
-say "kunit.py exited $rc after $(($(date +%s) - t0))s (log: $OUT/$ARCH.log)"
+say "kunit.py exited $rc after $((EPOCHSECONDS - t0))s (log: $OUT/$ARCH.log)"
 exit "$rc"

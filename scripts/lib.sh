@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# Common helpers for sched-fastpath scripts. Sourced, never run.
+# Common helpers for sched-fastpath scripts. Sourced, never run, by
+# scripts that all set -euo pipefail; set here for shellcheck too.
+set -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PROG=$(basename "$0")
@@ -16,6 +18,15 @@ say() {
 	printf '%s: %s\n' "$PROG" "$*" >&2
 }
 
+# split_lines ARRAY TEXT: TEXT's lines into the array named ARRAY; no
+# element for an empty TEXT. Callers take TEXT from $(...) on a line of
+# its own, so that a failing command is not masked.
+split_lines() {
+	local -n _sl_a=$1
+	_sl_a=()
+	[ -z "$2" ] || mapfile -t _sl_a <<<"$2"
+}
+
 # need CMD PACKAGE: fail with a one-line hint when a tool is missing.
 need() {
 	command -v "$1" >/dev/null 2>&1 ||
@@ -25,12 +36,12 @@ need() {
 # Wall-clock stage timing: stage_start NAME; ...; stage_end
 stage_start() {
 	STAGE_NAME=$1
-	STAGE_T0=$(date +%s)
+	STAGE_T0=$EPOCHSECONDS
 	printf '==> %s\n' "$STAGE_NAME" >&2
 }
 
 stage_end() {
-	local dt=$(($(date +%s) - STAGE_T0))
+	local dt=$((EPOCHSECONDS - STAGE_T0))
 	printf '<== %s: %ds\n' "$STAGE_NAME" "$dt" >&2
 	if [ -n "${STAGE_TIMES:-}" ]; then
 		printf '%s\t%s\n' "$STAGE_NAME" "$dt" >>"$STAGE_TIMES"
@@ -154,13 +165,13 @@ line_source_hint() {
 # nearest_line VERSION: the line with a series closest below VERSION
 # (6.20.1: 6.19), else the lowest line above it.
 nearest_line() {
-	local l best=
-	for l in $(lines); do
-		if [ "$(printf '%s\n%s\n' "$l" "$1" | sort -V | head -n 1)" = "$l" ]; then
-			best=$l
-		fi
+	local l ls low best=
+	ls=$(lines)
+	for l in $ls; do
+		low=$(printf '%s\n%s\n' "$l" "$1" | sort -V | head -n 1)
+		[ "$low" != "$l" ] || best=$l
 	done
-	echo "${best:-$(lines | cut -d' ' -f1)}"
+	echo "${best:-${ls%% *}}"
 }
 
 # select_line: set LINE (say 6.1), the series directory PATCHES, the build
@@ -172,7 +183,8 @@ nearest_line() {
 # BUILD is \$BUILD/LINE (default build/LINE): every line has its own work
 # tree, kernels and logs. Scripts that call scripts inherit LINE and BUILD.
 select_line() {
-	local v
+	local v ls near
+	ls=$(lines)
 	if [ -n "${LINE:-}" ]; then
 		LINE_FROM=${LINE_FROM:-LINE}
 	else
@@ -182,14 +194,16 @@ select_line() {
 		if [ -n "$v" ]; then
 			LINE=$(echo "$v" | cut -d. -f1-2)
 			LINE_FROM=KSRC
-			[ -f "$PATCHES_TOP/$LINE/series" ] ||
-				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $(lines) (patches/LINE/); the nearest is $(nearest_line "$v"), LINE=$(nearest_line "$v") forces it (see docs/series.md, 'Adding a kernel line')"
+			if [ ! -f "$PATCHES_TOP/$LINE/series" ]; then
+				near=$(nearest_line "$v")
+				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $ls (patches/LINE/); the nearest is $near, LINE=$near forces it (see docs/series.md, 'Adding a kernel line')"
+			fi
 		else
 			LINE=$DEFAULT_LINE
 		fi
 	fi
 	[ -f "$PATCHES_TOP/$LINE/series" ] ||
-		die "LINE=$LINE: no series patches/$LINE/series; lines are $(lines)"
+		die "LINE=$LINE: no series patches/$LINE/series; lines are $ls"
 	PATCHES=${PATCHES:-$PATCHES_TOP/$LINE}
 	if [ "${SFP_LINE_BUILD:-}" != "${BUILD:-}" ] || [ -z "${BUILD:-}" ]; then
 		BUILD=${BUILD:-$ROOT/build}/$LINE
@@ -241,7 +255,9 @@ wt_meta() {
 # from the series as it is now (load_series first).
 wt_record_prepared() {
 	git -C "$1" update-ref refs/sfp/prepared patched
-	git -C "$1" notes --ref=sfp add -f -m "series $(series_hash)" refs/sfp/prepared 2>/dev/null
+	local h
+	h=$(series_hash)
+	git -C "$1" notes --ref=sfp add -f -m "series $h" refs/sfp/prepared 2>/dev/null
 }
 
 # failed_cases RESULTS.tsv: the cases (suite.case) that neither passed nor
@@ -313,10 +329,13 @@ KINDS=$ROOT/kernel-config/kernels
 # kernel_kind NAME: that row's "CONFIG<TAB>PATCHES<TAB>APPEND"; dies naming
 # the known kinds when NAME is not a row (call it once outside $(...)).
 kernel_kind() {
-	local row
+	local row names
 	row=$(awk -v n="$1" '!/^#/ && $1 == n { a = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]*/, "", a)
 		print $2 "\t" $3 "\t" a; exit }' "$KINDS")
-	[ -n "$row" ] || die "unknown kernel kind '$1': the kinds are $(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS") (kernel-config/kernels)"
+	if [ -z "$row" ]; then
+		names=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")
+		die "unknown kernel kind '$1': the kinds are $names (kernel-config/kernels)"
+	fi
 	printf '%s\n' "$row"
 }
 
@@ -350,10 +369,13 @@ TOPOLOGIES=$ROOT/kernel-config/topologies
 # topology NAME: that row's fields "SMP NODES SHAPE" (tab-joined); dies
 # naming the known ones when NAME is not a row.
 topology() {
-	local row
+	local row names
 	row=$(awk -v n="$1" '$1 == n { sub(/^[^ \t]+[ \t]+/, ""); s = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", s)
 		print $1 "\t" $2 "\t" s; exit }' "$TOPOLOGIES")
-	[ -n "$row" ] || die "unknown topology '$1': kernel-config/topologies has $(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$TOPOLOGIES")"
+	if [ -z "$row" ]; then
+		names=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$TOPOLOGIES")
+		die "unknown topology '$1': kernel-config/topologies has $names"
+	fi
 	printf '%s\n' "$row"
 }
 # topology_vcpus NAME: its vCPU count (the first number of -smp).

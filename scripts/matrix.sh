@@ -6,12 +6,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
+	local ls
+	ls=$(lines)
 	cat <<EOF
 Usage: $PROG [-l LINES] [-n] [-o FILE]
 
 For every version of linux-source-LINE that the Debian archive serves
 (apt-cache madison; fetched with apt-get download, no other network),
-for every line with a series and a Debian package (default: $(lines)),
+for every line with a series and a Debian package (default: $ls),
 and for a line without a package its one source where one is given
 (SFP_SRC_<LINE>, say SFP_SRC_6_19=/path/to/linux: a directory, git
 checkout or tarball; without one, a row says so):
@@ -62,7 +64,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for l in $MLINES; do
-	[ -f "$PATCHES_TOP/$l/series" ] || die "no line '$l': lines are $(lines)"
+	[ -f "$PATCHES_TOP/$l/series" ] && continue
+	ls=$(lines)
+	die "no line '$l': lines are $ls"
 done
 need apt-get apt
 need dpkg-deb dpkg
@@ -176,7 +180,7 @@ check_version() {
 # boot_version LINE VERSION SOURCE: the main job on the whole source,
 # when its checks passed; one row of the boots table.
 boot_version() {
-	local l=$1 v=$2 src=$3 brc=0 tw="" res logs
+	local l=$1 v=$2 src=$3 brc=0 tw="" res logs times
 	grep -q "^| $l | $v |.*| identical |$" "$rows" || {
 		printf '| %s | %s | not booted: the checks above failed |\n' "$l" "$v" >>"$boots"
 		return 0
@@ -188,19 +192,24 @@ boot_version() {
 	logs=$(kernel_logs "$M/build-$v/$l" patched)
 	res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/report.txt" 2>/dev/null || true)
 	[ "$brc" = 0 ] || rc=1
+	times=
+	[ ! -f "$logs/stage-times.tsv" ] ||
+		times=$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$logs/stage-times.tsv")
 	printf '| %s | %s | %s | %s |\n' "$l" "$v" "${res:-no result (exit $brc, see run-$v.log)}" \
-		"$(awk -F'\t' '{ printf "%s%s %ss", sep, $1, $2; sep = ", " }' "$logs/stage-times.tsv" 2>/dev/null)" >>"$boots"
+		"$times" >>"$boots"
 	stage_end
 }
 
 boots=$M/boots.md
 : >"$boots"
 for l in $MLINES; do
-	if [ -z "$(series_field "$l" "debian package")" ]; then
+	pkg=$(series_field "$l" "debian package")
+	if [ -z "$pkg" ]; then
 		# No point releases to fetch: the line's one source, if given.
 		src=$(line_source "$l")
 		if [ -z "$src" ] || [ ! -e "$src" ]; then
-			say "line $l: not in the matrix: $(line_source_hint "$l")"
+			hint=$(line_source_hint "$l")
+			say "line $l: not in the matrix: $hint"
 			printf '| %s | - | not in the matrix: no Debian package, no SFP_SRC_%s | | | | | |\n' "$l" "${l//./_}" >>"$rows"
 			continue
 		fi
@@ -212,13 +221,16 @@ for l in $MLINES; do
 		boot_version "$l" "$v" "$src"
 		continue
 	fi
-	mapfile -t vs < <(versions "$l")
+	vl=$(versions "$l")
+	vs=()
+	split_lines vs "$vl"
 	[ ${#vs[@]} -gt 0 ] || { say "apt-cache knows no linux-source-$l version (apt-get update?)"; rc=1; continue; }
 	stage_start "line $l: ${#vs[@]} versions (${vs[*]})"
 	for v in "${vs[@]}"; do
 		if ! deb=$(fetch "$l" "$v"); then
-			printf '| %s | %s | not fetched: %s | | | | | |\n' "$l" "$v" \
-				"$(tail -n 1 "$M/debs/download.err" 2>/dev/null)" >>"$rows"
+			err=
+			[ ! -f "$M/debs/download.err" ] || err=$(tail -n 1 "$M/debs/download.err")
+			printf '| %s | %s | not fetched: %s | | | | | |\n' "$l" "$v" "$err" >>"$rows"
 			rc=1
 			continue
 		fi
@@ -239,7 +251,8 @@ table=$M/matrix.md
 {
 	echo "# Point-release matrix"
 	echo
-	echo "Made by \`scripts/matrix.sh${ARGS:+ $ARGS}\` (\`make matrix\`), $(date -u '+%Y-%m-%d'): every"
+	day=$(date -u '+%Y-%m-%d')
+	echo "Made by \`scripts/matrix.sh${ARGS:+ $ARGS}\` (\`make matrix\`), $day: every"
 	echo "\`linux-source-LINE\` version the Debian archive served that day. Features"
 	echo "are the line's feature patches by number (\`patches/LINE/\`): contained (the"
 	echo "patch reverse-applies), drifted (the source has the change with other"

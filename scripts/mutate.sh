@@ -11,6 +11,13 @@ BOOTS=5
 FROM_LOGS=
 
 usage() {
+	local mutants=("$MUTANTS"/*.patch) m examples='' i=0
+	for m in "${mutants[@]}"; do
+		[ "$i" -lt 6 ] || break
+		m=${m##*/}
+		examples+="${examples:+$'\n'}                ${m%.patch}"
+		i=$((i + 1))
+	done
 	cat <<EOF
 Usage: $PROG [-k BOOTS] [--from-logs] [VARIANT]...
 
@@ -19,8 +26,8 @@ Variants:
   baseline    'baseline' (both features backed out) + the series'
               kselftests: the mechanism tests must fail
   NAME        'patched' + tests/mutants/LINE/NAME.patch, e.g.
-$(for m in "$MUTANTS"/*.patch; do printf '                %s\n' "$(basename "$m" .patch)"; done | head -n 6)
-              ($(set -- "$MUTANTS"/*.patch; echo $#) mutants in all)
+$examples
+              (${#mutants[@]} mutants in all)
 Default: all of them. The mutants are the line's: here line $LINE,
 tests/mutants/$LINE/ (LINE=X.Y or KSRC=... for another line).
 
@@ -115,20 +122,32 @@ for n in "${names[@]}"; do
 			say "$n boot $b: no result"
 			break
 		fi
-		[ "$n" != patched ] || mapfile -t cases < <(awk -F'\t' '{ print $2 "." $3 }' "$log/results.tsv")
-		mapfile -t failed < <(failed_cases "$log/results.tsv" | sort)
+		if [ "$n" = patched ]; then
+			got=$(awk -F'\t' '{ print $2 "." $3 }' "$log/results.tsv")
+			split_lines cases "$got"
+		fi
+		got=$(failed_cases "$log/results.tsv" | sort)
+		failed=()
+		split_lines failed "$got"
 		for f in "${failed[@]}"; do nfail[$f]=$((${nfail[$f]:-0} + 1)); done
 		[ ${#failed[@]} -gt 0 ] || passed=$((passed + 1))
+		# A here-string, not a pipe: under pipefail, grep -q leaving at
+		# its first match could fail printf with SIGPIPE and so turn a
+		# caught boot into a missed one.
 		all=1
 		for e in $expect; do
-			printf '%s\n' "${failed[@]}" | grep -qxF "$e" || all=0
+			grep -qxF -- "$e" <<<"$got" || all=0
 		done
 		[ "$all" = 0 ] || caught=$((caught + 1))
-		say "$n boot $b: failed: $(printf '%s; ' "${failed[@]}")"
+		got=
+		for f in "${failed[@]}"; do got+="$f; "; done
+		say "$n boot $b: failed: ${got:-; }"
 	done
 	# failed cases, with the number of boots when not every boot
 	failed_col=
-	mapfile -t keys < <(printf '%s\n' "${!nfail[@]}" | sort)
+	got=$(printf '%s\n' "${!nfail[@]}" | sort)
+	keys=()
+	split_lines keys "$got"
 	for f in "${keys[@]}"; do
 		[ -n "$f" ] || continue
 		if [ "${nfail[$f]}" = "$BOOTS" ]; then

@@ -5,6 +5,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
+LINES=$(lines)
 
 usage() {
 	cat <<EOF
@@ -21,7 +22,7 @@ Make a git work tree with these branches from one kernel source:
 
 The series is patches/LINE/series (here patches/$LINE/series): LINE is
 the kernel line of \$KSRC (6.1.192 is on line 6.1), else \$LINE, else
-$DEFAULT_LINE. Lines with a series: $(lines).
+$DEFAULT_LINE. Lines with a series: $LINES.
 
 The series file has up to three sections, each opened by a comment line:
 '# prerequisites' (fixes both kernels need: one the source already
@@ -65,35 +66,41 @@ SRC=${SRC:-$DEFAULT_SRC}
 if [ -z "$SRC" ] && [ -d "$WT/.git" ]; then
 	SRC=$(wt_meta "$WT" source | sed -E 's/^dir://; t; s/^(git|tar)://; s/@[^@]*$//')
 fi
-[ -n "$SRC" ] || die "no source for the $LINE line: $(line_source_hint "$LINE")"
+if [ -z "$SRC" ]; then
+	hint=$(line_source_hint "$LINE")
+	die "no source for the $LINE line: $hint"
+fi
 need git git
 
 export GIT_COMMITTER_NAME=sched-fastpath GIT_COMMITTER_EMAIL=sched-fastpath@example.org
 
 # --- the source -------------------------------------------------------------
-[ -e "$SRC" ] || {
-	[ "$SRC" = "$DEFAULT_SRC" ] &&
-		die "$SRC not found: $(line_source_hint "$LINE")"
+if [ ! -e "$SRC" ]; then
+	[ "$SRC" != "$DEFAULT_SRC" ] || { hint=$(line_source_hint "$LINE") && die "$SRC not found: $hint"; }
 	die "kernel source '$SRC' does not exist"
-}
+fi
 SRC=$(realpath "$SRC")
 # The series must be the source's line, unless LINE forced it.
 v=$(source_version "$SRC")
-if [ -n "$v" ] && [ "$(echo "$v" | cut -d. -f1-2)" != "$LINE" ]; then
+vline=$(echo "$v" | cut -d. -f1-2)
+if [ -n "$v" ] && [ "$vline" != "$LINE" ]; then
 	[ "$LINE_FROM" = LINE ] ||
-		die "'$SRC' is Linux $v, not on the $LINE line: give it as KSRC=$SRC, and the line follows the source (lines: $(lines)), or force one with LINE=X.Y"
+		die "'$SRC' is Linux $v, not on the $LINE line: give it as KSRC=$SRC, and the line follows the source (lines: $LINES), or force one with LINE=X.Y"
 	say "LINE=$LINE: the $LINE series on Linux $v, as asked"
 fi
+wt_abs=$(realpath -m "$WT")
 case $SRC/ in
-"$(realpath -m "$WT")"/*) die "the source '$SRC' is inside the work tree '$WT'" ;;
+"$wt_abs"/*) die "the source '$SRC' is inside the work tree '$WT'" ;;
 esac
 
 src_kind=
 if [ -d "$SRC" ]; then
 	is_kernel_tree "$SRC" || die "'$SRC' is not a kernel source tree (no Makefile with PATCHLEVEL, or no kernel/sched/fair.c)"
-	if [ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" = "$SRC" ]; then
+	top=$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null || true)
+	if [ "$top" = "$SRC" ]; then
 		src_kind=git
-		if [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+		edits=$(git -C "$SRC" status --porcelain --untracked-files=no)
+		if [ -n "$edits" ]; then
 			die "'$SRC' has uncommitted changes; commit or stash them (the work tree is a clone of HEAD and would not see them)"
 		fi
 		src_id="git:$SRC@$(git -C "$SRC" rev-parse HEAD)"
@@ -128,13 +135,14 @@ fi
 # at the commit after the prerequisites. Dies naming the patch, the hunk
 # and the conflict when a patch does not go in.
 apply_series() {
-	local dir=$1 i p
+	local dir=$1 i p v
 	if ! series_apply "$dir"; then
-		p=$(basename "${SERIES[SERIES_FAILED]}")
-		die "$p neither applies to nor is contained in $SRC ($(kernel_version "$dir")): first failing hunk in $SERIES_FAIL_WHERE${THREEWAY_FROM:+; a three-way merge conflicts in ${SERIES_FAIL_CONFLICTS:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
+		p=${SERIES[SERIES_FAILED]##*/}
+		v=$(kernel_version "$dir")
+		die "$p neither applies to nor is contained in $SRC ($v): first failing hunk in $SERIES_FAIL_WHERE${THREEWAY_FROM:+; a three-way merge conflicts in ${SERIES_FAIL_CONFLICTS:-?}}; known to work: $KNOWN_GOOD${THREEWAY_FROM:-; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge}"
 	fi
 	for i in "${!SERIES[@]}"; do
-		p=$(basename "${SERIES[i]}")
+		p=${SERIES[i]##*/}
 		case ${SERIES_HOW[i]:-} in
 		contained) say "$p: prerequisite already in the source, skipped" ;;
 		3way) say "$p: applied with a three-way merge (first hunk that did not fit: ${SERIES_WHERE[i]})" ;;
@@ -150,13 +158,20 @@ if [ -d "$WT/.git" ]; then
 	if [ "$prepared_from" != "$src_id" ]; then
 		die "'$WT' was prepared from $prepared_from, not $src_id; remove it first (make clean-tree)"
 	fi
-	if [ "$(wt_meta "$WT" series)" = "$(series_hash)" ]; then
-		say "work tree $WT is up to date ($(wt_meta "$WT" version), series $(series_hash))"
+	had=$(wt_meta "$WT" series)
+	want=$(series_hash)
+	if [ "$had" = "$want" ]; then
+		v=$(wt_meta "$WT" version)
+		say "work tree $WT is up to date ($v, series $want)"
 		exit 0
 	fi
-	[ -z "$(git -C "$WT" status --porcelain --untracked-files=no)" ] ||
+	edits=$(git -C "$WT" status --porcelain --untracked-files=no)
+	[ -z "$edits" ] ||
 		die "patches/ changed but '$WT' has uncommitted edits; commit or discard them, or remove the work tree (make clean-tree)"
-	[ "$(git -C "$WT" rev-parse patched)" = "$(git -C "$WT" rev-parse refs/sfp/prepared)" ] ||
+	head=$(git -C "$WT" rev-parse patched 2>/dev/null || true)
+	prepared=$(git -C "$WT" rev-parse refs/sfp/prepared 2>/dev/null || true)
+	[ -n "$head" ] || head=none
+	[ "$head" = "$prepared" ] ||
 		die "patches/ changed but 'patched' in '$WT' has commits of yours; move them to another branch, or remove the work tree (make clean-tree)"
 	# A tree prepared before the series had prerequisites: its 'baseline'
 	# is what the series applies onto.
@@ -189,7 +204,7 @@ TMP=$WT.new
 rm -rf "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 
-t0=$(date +%s)
+t0=$EPOCHSECONDS
 say "new work tree from $src_kind source $SRC"
 case $src_kind in
 git)
@@ -217,10 +232,11 @@ tar | dir)
 	# so a plain add sees nothing: take every file in that case.
 	git -C "$TMP" ls-files --error-unmatch kernel/sched/fair.c >/dev/null 2>&1 ||
 		git -C "$TMP" add -A -f
-	git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: $(basename "$SRC") ($(kernel_version "$TMP"))"
+	v=$(kernel_version "$TMP")
+	git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: ${SRC##*/} ($v)"
 	;;
 esac
-say "base committed in $(($(date +%s) - t0))s"
+say "base committed in $((EPOCHSECONDS - t0))s"
 
 version=$(kernel_version "$TMP")
 

@@ -71,8 +71,9 @@ REPORT=$OUT/report.md
 rc=0
 
 stage_start "lockdep: one read of sched/debug, unfixed and fixed"
+fix=$(git -C "$BUILD/tree" log -1 --format=%s base 2>/dev/null || true)
 {
-	echo "# The sched/debug race: $(git -C "$BUILD/tree" log -1 --format=%s base 2>/dev/null)"
+	echo "# The sched/debug race: $fix"
 	echo
 	echo "## Deterministic check (lockdep)"
 	echo
@@ -99,7 +100,7 @@ for k in unfixed fixed; do
 	splat=$(first_splat "$log.console.log")
 	caller=$(grep -m1 -oE 'print_cfs_rq\+0x[0-9a-f]+' "$log.console.log" 2>/dev/null || true)
 	if [ "$k" = unfixed ]; then
-		if [ "$brc" != 0 ] && printf '%s' "$splat" | grep -q 'avg_vruntime' && [ -n "$caller" ]; then
+		if [ "$brc" != 0 ] && [[ $splat == *avg_vruntime* ]] && [ -n "$caller" ]; then
 			verdict="fires as expected (called from $caller)"
 		else
 			verdict="MISSED: no lockdep report from avg_vruntime()"
@@ -113,7 +114,9 @@ for k in unfixed fixed; do
 			rc=1
 		fi
 	fi
-	printf '| %s | %s | %s | %s |\n' "$k" "$([ "$brc" = 0 ] && echo passed || echo failed)" \
+	booted=failed
+	[ "$brc" != 0 ] || booted=passed
+	printf '| %s | %s | %s | %s |\n' "$k" "$booted" \
 		"${splat:-none}" "$verdict" >>"$REPORT"
 	say "lockdep, $k: $verdict"
 done
@@ -121,6 +124,7 @@ stage_end
 
 if [ -z "$LOCKDEP_ONLY" ]; then
 	stage_start "oops rate: $BOOTS boots x 2 kernels, $VCPUS vCPUs, ${DUR}s each"
+	NPROC=$(nproc)
 	gcc -O2 -Wall -Werror -static -pthread -o "$OUT/sfp_pool" "$ROOT/bench/sfp_pool.c" ||
 		die "cannot build bench/sfp_pool.c"
 	{
@@ -128,7 +132,7 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 		echo "## Oops rate under load"
 		echo
 		echo "Command: \`scripts/race.sh -n $BOOTS -d $DUR -s $VCPUS\`: $VCPUS vCPUs under"
-		echo "multi-threaded TCG on a $(nproc)-core host; per boot ${DUR} s of sfp_pool and 4"
+		echo "multi-threaded TCG on a $NPROC-core host; per boot ${DUR} s of sfp_pool and 4"
 		echo "\`usleep 300\` loops while 4 readers cat sched/debug."
 		echo
 		echo "| kernel | boots | minutes of load (an oops ends a boot early) | oopses | where | reads of sched/debug (boots that finished) |"
@@ -150,7 +154,8 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 			cp "$(kernel_logs "$BUILD" race)/console.log" "$log.console.log" 2>/dev/null || true
 			cp "$(kernel_logs "$BUILD" race)/guest.log" "$log.guest.log" 2>/dev/null || true
 			status=clean
-			if [ -n "$(first_splat "$log.console.log")" ]; then
+			splat=$(first_splat "$log.console.log")
+			if [ -n "$splat" ]; then
 				oops=$((oops + 1))
 				rip=$(grep -m1 -oE 'RIP: 0010:[A-Za-z0-9_.]+\+0x[0-9a-f]+' "$log.console.log" | sed 's/RIP: 0010://' || true)
 				where="$where${where:+, }${rip:-?}"
@@ -164,8 +169,8 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 			say "$k boot $i/$BOOTS: $status"
 		done
 		[ "$k" != fixed ] || [ "$oops" = 0 ] || rc=1
-		printf '| %s | %d | %s | %d | %s | %d |\n' "$k" "$BOOTS" \
-			"$(awk -v b="$BOOTS" -v d="$DUR" 'BEGIN { printf "%.0f", b * d / 60 }')" \
+		minutes=$(awk -v b="$BOOTS" -v d="$DUR" 'BEGIN { printf "%.0f", b * d / 60 }')
+		printf '| %s | %d | %s | %d | %s | %d |\n' "$k" "$BOOTS" "$minutes" \
 			"$oops" "${where:--}" "$reads" >>"$REPORT"
 	done
 	stage_end

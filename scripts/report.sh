@@ -65,10 +65,10 @@ fi
 
 # Guest programs: TAP between 'sfp-begin: NAME' and 'sfp-end: NAME rc=N'.
 if [ -f "$LOGDIR/guest.log" ]; then
-	awk -v dir="$LOGDIR" '
+	tr -d '\r' <"$LOGDIR/guest.log" | awk -v dir="$LOGDIR" '
 		/^sfp-begin: / { name = $2; file = dir "/guest-" name ".tap"; printf "" > file; next }
 		/^sfp-end: / { close(file); print $2 "\t" substr($3, 4) > (dir "/guest-rc.tsv"); name = ""; next }
-		name != "" { print > file }' <(tr -d '\r' <"$LOGDIR/guest.log")
+		name != "" { print > file }'
 	while IFS=$'\t' read -r name rc; do
 		parse "guest-$name" "$LOGDIR/guest-$name.tap"
 		args+=(--json guest "$name" "$LOGDIR/guest-$name.json")

@@ -10,10 +10,15 @@ CROSS=aarch64-linux-gnu-
 
 variant_names() {
 	local v
-	for v in "$VARIANTS"/*.config; do printf '%s ' "$(basename "$v" .config)"; done
+	for v in "$VARIANTS"/*.config; do
+		v=${v##*/}
+		printf '%s ' "${v%.config}"
+	done
 }
 
 usage() {
+	local names
+	names=$(variant_names)
 	cat <<EOF
 Usage: $PROG [--quick] [-o TABLE]
 
@@ -24,7 +29,7 @@ table of what built and what did not:
             series on top of the ones before it, in the main job's config
             (the config fragments of scripts/build-kernel.sh);
   configs   patched in the main config with each fragment of
-            kernel-config/robot/ merged last ($(variant_names)).
+            kernel-config/robot/ merged last ($names).
             A fragment whose options the line's Kconfig cannot give (an
             option that is gone, a bool asked as a module) is 'n/a' with
             the option named, never built and never a pass;
@@ -78,7 +83,7 @@ rm -f "$OUT"/*.log "$OUT"/*.findings
 # two levels above the build directory), so ccache shares their objects.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 
-t_all=$(date +%s)
+t_all=$EPOCHSECONDS
 if [ ! -e "$WT/.git" ]; then
 	say "checking out a worktree of $TREE at $WT"
 	git -C "$TREE" worktree prune
@@ -95,8 +100,8 @@ checkout() {
 # arch_env ARCH: the make variables of a build for ARCH.
 arch_args() {
 	case $1 in
-	x86_64) echo "ARCH=x86_64" ;;
-	arm64) echo "ARCH=arm64 CROSS_COMPILE=$CROSS" ;;
+	x86_64) AARGS=(ARCH=x86_64) ;;
+	arm64) AARGS=(ARCH=arm64 "CROSS_COMPILE=$CROSS") ;;
 	esac
 }
 
@@ -106,8 +111,8 @@ kmake() {
 	local arch=$1 log=$2 cc=gcc
 	shift 2
 	[ "$arch" = x86_64 ] || cc=${CROSS}gcc
-	# shellcheck disable=SC2046 # the arch's make variables, split
-	make -C "$WT" O="$OBJTOP/$arch" $(arch_args "$arch") CC="ccache $cc" HOSTCC="ccache gcc" \
+	arch_args "$arch"
+	make -C "$WT" O="$OBJTOP/$arch" "${AARGS[@]}" CC="ccache $cc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_USER=sched-fastpath KBUILD_BUILD_HOST=robot -j"$JOBS" "$@" >>"$log" 2>&1
 }
 
@@ -117,8 +122,8 @@ make_config() {
 	local arch=$1 name=$2 log=$OUT/config-$2.log
 	shift 2
 	mkdir -p "$OBJTOP/$arch"
-	# shellcheck disable=SC2046 # the arch's make variables, split
-	(cd "$WT" && env $(arch_args "$arch") scripts/kconfig/merge_config.sh -n -O "$OBJTOP/$arch" "$@") \
+	arch_args "$arch"
+	(cd "$WT" && env "${AARGS[@]}" scripts/kconfig/merge_config.sh -n -O "$OBJTOP/$arch" "$@") \
 		>"$log" 2>&1 || { tail -n 5 "$log" >&2; die "merge_config.sh failed for $name (log: $log)"; }
 	cp "$OBJTOP/$arch/.config" "$OUT/$name.config"
 }
@@ -147,9 +152,9 @@ build() {
 	say "[$STEP] $what, $cfg config, $arch: make $* $target"
 	: >"$log"
 	cp "$OUT/$cfg.config" "$OBJTOP/$arch/.config"
-	t0=$(date +%s)
+	t0=$EPOCHSECONDS
 	if kmake "$arch" "$log" olddefconfig && kmake "$arch" "$log" "$@" "$target"; then
-		dt=$(($(date +%s) - t0))
+		dt=$((EPOCHSECONDS - t0))
 		res="built ($target, ${dt}s)"
 	else
 		res="FAILED: $(grep -m 1 -E 'error:|Error [0-9]' "$log" | sed -E 's#^[^ ]*/(kernel|include|arch)/#\1/#' | cut -c1-160)"
@@ -168,12 +173,14 @@ findings() {
 		sort || true
 }
 
-say "line $LINE, work tree $TREE: $(git -C "$TREE" rev-list --count series-base..patched) patches on series-base$([ -z "$QUICK" ] || echo ', --quick: kernel/sched/ only')"
+NPATCHES=$(git -C "$TREE" rev-list --count series-base..patched)
+say "line $LINE, work tree $TREE: $NPATCHES patches on series-base${QUICK:+, --quick: kernel/sched/ only}"
 
 # The configs, all made from patched (whose fragments name the tests'
 # own options; an older commit's olddefconfig drops what it lacks).
 checkout patched
-mapfile -t FRAGS < <(default_fragments "$WT")
+f=$(default_fragments "$WT")
+split_lines FRAGS "$f"
 make_config x86_64 main "${FRAGS[@]}"
 NA=()
 for v in "$VARIANTS"/*.config; do
@@ -184,7 +191,7 @@ for v in "$VARIANTS"/*.config; do
 	# config's again.
 	miss=$(config_unmet --strict "$OUT/$name.config" "$v")
 	if [ -n "$miss" ]; then
-		NA+=("| patched | $name | x86_64 | n/a: not possible on this line: $(echo "$miss" | paste -sd';' | sed 's/;/; /g') |")
+		NA+=("| patched | $name | x86_64 | n/a: not possible on this line: ${miss//$'\n'/; } |")
 		rm -f "$OUT/$name.config"
 	fi
 done
@@ -192,13 +199,14 @@ make_config arm64 arm64-main "${FRAGS[@]}"
 
 # bisect: series-base, then every patch.
 i=0
-n=$(git -C "$TREE" rev-list --count series-base..patched)
+revs=$(git -C "$TREE" rev-list --reverse series-base..patched)
 checkout series-base
 build x86_64 main "series-base (features backed out)"
-for rev in $(git -C "$TREE" rev-list --reverse series-base..patched); do
+for rev in $revs; do
 	i=$((i + 1))
 	checkout "$rev"
-	build x86_64 main "patch $i/$n: $(git -C "$WT" log -1 --format=%s)"
+	subject=$(git -C "$WT" log -1 --format=%s)
+	build x86_64 main "patch $i/$NPATCHES: $subject"
 done
 
 # configs, on patched (checked out by the last step above).
@@ -230,20 +238,26 @@ fi
 # arm64
 build arm64 arm64-main patched
 
+version=$(kernel_version "$TREE")
+built='the kernel image'
+[ -z "$QUICK" ] || built='kernel/sched/ objects (--quick)'
+nbase=$(wc -l <"$OUT/series-base.findings")
+npatched=$(wc -l <"$OUT/patched.findings")
+nnew=$(grep -c . <<<"$NEW" || true)
 {
 	echo "# Robot checks, line $LINE"
 	echo
-	echo "Linux $(kernel_version "$TREE"), $(git -C "$TREE" rev-list --count series-base..patched) patches on series-base;"
-	echo "built: $([ -n "$QUICK" ] && echo 'kernel/sched/ objects (--quick)' || echo 'the kernel image'); ${CROSS}gcc for arm64."
+	echo "Linux $version, $NPATCHES patches on series-base;"
+	echo "built: $built; ${CROSS}gcc for arm64."
 	echo
 	echo "| commit | config | arch | result |"
 	echo "|---|---|---|---|"
 	printf '%s\n' "${ROWS[@]}"
 	echo
-	echo "W=1 and $SPARSE over kernel/sched/: series-base $(wc -l <"$OUT/series-base.findings") findings, patched $(wc -l <"$OUT/patched.findings"); new in patched: $(printf '%s' "$NEW" | grep -c . || true)"
+	echo "W=1 and $SPARSE over kernel/sched/: series-base $nbase findings, patched $npatched; new in patched: $nnew"
 	[ -z "$NEW" ] || printf '%s\n' "$NEW" | sed 's/^/    /'
 	echo
-	echo "Wall time: $(($(date +%s) - t_all))s."
+	echo "Wall time: $((EPOCHSECONDS - t_all))s."
 } >"$TABLE"
 cat "$TABLE"
 [ "$FAILED" = 0 ] || die "a build failed or a finding is new (table: $TABLE)"

@@ -6,6 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() {
+	local kinds
+	kinds=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")
 	cat <<EOF
 Usage: $PROG [-K KIND] [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
              [-f FRAGMENT]... [-F FRAGMENT]... [-x PROGRAM]... [-b FILE]...
@@ -21,7 +23,7 @@ is reused as it is, so a developer can edit it and re-run: the build is
 incremental.
 
   -K KIND      a kind of kernel, a row of kernel-config/kernels
-               ($(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")):
+               ($kinds):
                its config fragments (instead of the defaults below), its
                patches (after -p's) and its command line (before APPEND's)
   -t TREE      build and test that kernel tree exactly as it is (a distro
@@ -96,7 +98,9 @@ done
 
 if [ -n "$KIND" ]; then
 	kernel_kind "$KIND" >/dev/null
-	mapfile -t -O "${#XPATCHES[@]}" XPATCHES < <(kernel_kind_patches "$KIND")
+	kpatches=$(kernel_kind_patches "$KIND")
+	split_lines kp "$kpatches"
+	XPATCHES+=("${kp[@]}")
 	kappend=$(kernel_kind_append "$KIND")
 	[ -z "$kappend" ] || export APPEND="$kappend${APPEND:+ $APPEND}"
 fi
@@ -167,9 +171,13 @@ fi
 if [ -z "$BOOT_ONLY" ]; then
 	stage_start build
 	if [ ${#FRAGS[@]} = 0 ] && [ -n "$KIND" ]; then
-		mapfile -t FRAGS < <(kernel_kind_fragments "$KIND" "$TREE")
+		f=$(kernel_kind_fragments "$KIND" "$TREE")
+		split_lines FRAGS "$f"
 	fi
-	[ ${#FRAGS[@]} -gt 0 ] || mapfile -t FRAGS < <(default_fragments "$TREE")
+	if [ ${#FRAGS[@]} = 0 ]; then
+		f=$(default_fragments "$TREE")
+		split_lines FRAGS "$f"
+	fi
 	fargs=()
 	for f in "${FRAGS[@]}" "${XFRAGS[@]}"; do fargs+=(-f "$f"); done
 	"$ROOT/scripts/build-kernel.sh" -t "$TREE" -o "$OBJ" "${fargs[@]}"
@@ -191,28 +199,43 @@ boot_rc=0
 "$ROOT/scripts/boot.sh" -k "$OBJ/arch/x86/boot/bzImage" -i "$OBJ/initramfs.cpio.gz" -l "$LOG" || boot_rc=$?
 stage_end
 
-stage_start tests
-{
-	echo "sched-fastpath run '$NAME', $(date -u '+%Y-%m-%d %H:%M UTC')"
+# run_header: the report's first lines, what was built from what.
+run_header() {
+	local when src ref p version release=unknown head edits='' config=''
+	when=$(date -u '+%Y-%m-%d %H:%M UTC')
+	echo "sched-fastpath run '$NAME', $when"
 	echo "  tree:    $TREE"
-	if [ -n "$(wt_meta "$TREE" source)" ]; then
-		echo "  source:  $(wt_meta "$TREE" source)"
+	src=$(wt_meta "$TREE" source)
+	if [ -n "$src" ]; then
+		echo "  source:  $src"
 		load_series
 		patch_states "$TREE" | sed 's/^/  patch:   /'
 	fi
-	[ -z "$REF" ] || echo "  ref:     $REF$(printf ' + %s' "${XPATCHES[@]##*/}" | sed 's/^ + $//')"
-	echo "  version: $(kernel_version "$TREE") ($(cat "$OBJ/include/config/kernel.release"))"
-	if git -C "$TREE" rev-parse HEAD >/dev/null 2>&1; then
-		echo "  HEAD:    $(git -C "$TREE" log -1 --format='%h %s' HEAD)$(git -C "$TREE" diff --quiet HEAD -- 2>/dev/null || echo ' + uncommitted edits')"
+	if [ -n "$REF" ]; then
+		ref=$REF
+		for p in "${XPATCHES[@]}"; do ref="$ref + ${p##*/}"; done
+		echo "  ref:     $ref"
 	fi
-	echo "  config:  $(cat "$OBJ/fragments.txt" 2>/dev/null)"
+	version=$(kernel_version "$TREE")
+	[ ! -f "$OBJ/include/config/kernel.release" ] || release=$(cat "$OBJ/include/config/kernel.release")
+	echo "  version: $version ($release)"
+	if git -C "$TREE" rev-parse HEAD >/dev/null 2>&1; then
+		head=$(git -C "$TREE" log -1 --format='%h %s' HEAD)
+		git -C "$TREE" diff --quiet HEAD -- 2>/dev/null || edits=' + uncommitted edits'
+		echo "  HEAD:    $head$edits"
+	fi
+	[ ! -f "$OBJ/fragments.txt" ] || config=$(cat "$OBJ/fragments.txt")
+	echo "  config:  $config"
 	# The tests read /sys/kernel/debug/sched/debug; on a tree with the
 	# zero_vruntime backport but not its fix, each read races the scheduler.
 	if has_sched_debug_race "$TREE"; then
 		echo "  WARNING: this tree lacks upstream e08d007f9d81 (patch 1 of the series): every"
 		echo "           read of sched/debug by the tests can corrupt the scheduler (docs/background.md)"
 	fi
-} | tee "$LOG/report.txt"
+}
+
+stage_start tests
+run_header | tee "$LOG/report.txt"
 rep_rc=0
 "$ROOT/scripts/report.sh" -l "$LOG" -t "$TREE" -k "$OBJ" | tee -a "$LOG/report.txt" || rep_rc=$?
 stage_end

@@ -1,4 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # the SERIES_* arrays are its callers' results
+set -o pipefail # as in every script that sources lib.sh
 # The series library, sourced by scripts/lib.sh: read a line's series,
 # back its features out of a source, apply it, and say per patch what
 # happened. prepare-tree.sh, matrix.sh, gen-test-patches.sh and
@@ -70,7 +71,7 @@ patch_states() {
 			state="feature, not in the source: applied" ;;
 		*) state="test: applied" ;;
 		esac
-		printf '%s\t%s\n' "$(basename "$p")" "$state"
+		printf '%s\t%s\n' "${p##*/}" "$state"
 	done
 }
 
@@ -93,8 +94,9 @@ series_paths() {
 # SOURCE is a source tarball, a kernel git checkout (its REV, default
 # HEAD) or a source directory.
 series_mini_tree() {
-	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=()
-	mapfile -t paths < <(series_paths "$PATCHES")
+	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=() v
+	p=$(series_paths "$PATCHES")
+	split_lines paths "$p"
 	mkdir -p "$dir"
 	if [ -f "$src" ]; then
 		# head closes the pipe early: tar's SIGPIPE is expected
@@ -105,13 +107,14 @@ series_mini_tree() {
 		git -C "$src" archive "$rev" -- "${paths[@]}" | tar -x -C "$dir" || return 1
 	else
 		for p in "${paths[@]}"; do
-			mkdir -p "$dir/$(dirname "$p")"
+			case $p in */*) mkdir -p "$dir/${p%/*}" ;; esac
 			cp -a "$src/$p" "$dir/$p" || return 1
 		done
 	fi
 	git -C "$dir" init -q -b base
 	git -C "$dir" add -A -f
-	git -C "$dir" "${GIT_ID[@]}" commit -q -m "base: $(kernel_version "$dir")"
+	v=$(kernel_version "$dir")
+	git -C "$dir" "${GIT_ID[@]}" commit -q -m "base: $v"
 }
 
 # features_end WT: the commit of WT's 'patched' after the last feature
@@ -157,7 +160,7 @@ source_fixed() {
 #              conflicted in
 # SERIES_BACKED_OUT counts the commits. Status 1 only when git fails.
 series_back_out() {
-	local dir=$1 i p name how version
+	local dir=$1 i p name how version subject lname
 	SERIES_STATE=()
 	SERIES_CONFLICTS=()
 	SERIES_BACKED_OUT=0
@@ -165,7 +168,9 @@ series_back_out() {
 	for ((i = ${#SERIES[@]} - 1; i >= 0; i--)); do
 		[ "${SERIES_ROLE[i]}" = feature ] || continue
 		p=${SERIES[i]}
-		name=$(basename "$p")
+		name=${p##*/}
+		lname=${p%/*}
+		lname=${lname##*/}
 		how=
 		if git -C "$dir" apply --check -R "$p" 2>/dev/null; then
 			git -C "$dir" apply -R --index "$p" || return 1
@@ -183,10 +188,11 @@ series_back_out() {
 			git -C "$dir" reset -q --hard || return 1
 			continue
 		fi
+		subject=$(patch_subject "$p")
 		git -C "$dir" "${GIT_ID[@]}" commit -q -F - <<EOF || return 1
-Back out "$(patch_subject "$p")"
+Back out "$subject"
 
-The source ($version) already contains this change; patches/$(basename "$(dirname "$p")")/$name
+The source ($version) already contains this change; patches/$lname/$name
 reverse-applies to it$how. It is backed out here so that 'series-base'
 is the kernel before the series and 'patched' (git am of the series onto
 series-base) shows exactly what the series adds.

@@ -12,13 +12,15 @@ stress-ng rt-tests
 python3-matplotlib"
 
 usage() {
+	local ls
+	ls=$(lines)
 	cat <<EOF
 Usage: $PROG [--check]
 
 Make sure these Debian packages are installed:
-  $(echo "$PKGS" | tr '\n' ' ')
+  ${PKGS//$'\n'/ }
 and, when KSRC is not set, the Debian package of every line that has one
-('# debian package:' in patches/LINE/series; lines: $(lines)): each such
+('# debian package:' in patches/LINE/series; lines: $ls): each such
 line's default kernel source, used by make check.
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
@@ -42,11 +44,11 @@ fi
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
 missing=
 for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing="$missing $p"
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = 'install ok installed' ] || missing="$missing $p"
 done
 [ -n "$missing" ] || exit 0
-if [ -n "$check_only" ] || [ "$(id -u)" != 0 ]; then
+if [ -n "$check_only" ] || [ "$EUID" != 0 ]; then
 	die "missing Debian packages:$missing (as root: apt-get install$missing, or make setup)"
 fi
 say "installing:$missing"

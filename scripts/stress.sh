@@ -112,7 +112,8 @@ stress_run() {
 		say "$k: failed: ${failed:-see $log.out}"
 		return 1
 	else
-		say "$k: clean, $(grep -c PASS "$log/results.tsv") cases passed"
+		n=$(grep -c PASS "$log/results.tsv" || true)
+		say "$k: clean, $n cases passed"
 	fi
 }
 
@@ -142,12 +143,16 @@ for k in "${kernels[@]}"; do
 		[ "$i" = 1 ] || again=--boot-only
 		stress_run "$k" "$log" "$again" 2>>"$OUT/$k-runs.err" || { res=FAILED; rc=1; }
 		[ "$res" = FAILED ] || clean=$((clean + 1))
-		mapfile -t fig < <(newidle_figures "$log/guest.log")
+		fig=$(newidle_figures "$log/guest.log")
+		split_lines fig "$fig"
 		IFS=$'\t' read -r l1 c1 m1 <<<"${fig[0]:-}" || true
 		IFS=$'\t' read -r _ c2 m2 <<<"${fig[1]:-}" || true
+		npass=0
+		[ ! -f "$log/results.tsv" ] || npass=$(awk '/PASS/ { n++ } END { print n + 0 }' "$log/results.tsv")
+		failed=$(failed_cases "$log/results.tsv")
 		printf '%-4s %-6s %-6s %-18s %-18s %-7s %-18s %-7s %s\n' "$i" "$res" \
-			"$(awk '/PASS/ { n++ } END { print n + 0 }' "$log/results.tsv" 2>/dev/null || echo 0)" "${l1:--}" "${c1:--}" "${m1:--}" \
-			"${c2:--}" "${m2:--}" "$(failed_cases "$log/results.tsv" 2>/dev/null | tr '\n' ' ')" |
+			"$npass" "${l1:--}" "${c1:--}" "${m1:--}" \
+			"${c2:--}" "${m2:--}" "${failed//$'\n'/ }" |
 			tee -a "$tally"
 	done
 	echo "$k: $clean of $RUNS runs clean" | tee -a "$tally"

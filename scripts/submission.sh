@@ -53,7 +53,10 @@ if [ ! -f "$cover" ]; then
 	cover=$ROOT/docs/cover-letter.txt
 fi
 [ -f "$cover" ] || die "no docs/cover-letter.txt"
-if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT")" ]; then
+if [ -d "$OUT" ]; then
+	out_files=$(ls -A "$OUT")
+	[ -z "$out_files" ] || die "'$OUT' is not empty: move it away, or give another with -o"
+elif [ -e "$OUT" ]; then
 	die "'$OUT' is not empty: move it away, or give another with -o"
 fi
 mkdir -p "$OUT"
@@ -61,9 +64,11 @@ OUT=$(realpath "$OUT")
 
 # The cover letter's first line is its subject, the rest its text: git
 # takes both from the branch description (--cover-from-description=subject).
-say "format-patch --cover-letter series-base..patched ($(git -C "$WT" rev-list --count series-base..patched) patches) -> $OUT"
+n=$(git -C "$WT" rev-list --count series-base..patched)
+say "format-patch --cover-letter series-base..patched ($n patches) -> $OUT"
+description=$(cat "$cover")
 git -C "$WT" -c user.name=sched-fastpath -c user.email=sched-fastpath@example.org \
-	-c branch.patched.description="$(cat "$cover")" -c core.abbrev=12 \
+	-c branch.patched.description="$description" -c core.abbrev=12 \
 	format-patch -q --cover-letter --cover-from-description=subject --zero-commit \
 	-o "$OUT" series-base..patched
 
@@ -71,14 +76,17 @@ say "scripts/get_maintainer.pl per patch -> $OUT/get_maintainer.txt"
 {
 	for p in "$OUT"/0*.patch; do
 		case $p in */0000-*) continue ;; esac
-		echo "## $(basename "$p")"
+		echo "## ${p##*/}"
 		(cd "$WT" && perl scripts/get_maintainer.pl --no-git --no-git-fallback "$p")
 		echo
 	done
 	echo "## the whole series"
-	# shellcheck disable=SC2046 # one argument per patch
-	(cd "$WT" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats \
-		$(find "$OUT" -name '0*.patch' ! -name '0000-*' | sort))
+	all=()
+	for p in "$OUT"/0*.patch; do
+		case $p in */0000-*) ;; *) all+=("$p") ;; esac
+	done
+	(cd "$WT" && perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats "${all[@]}")
 } >"$OUT/get_maintainer.txt"
 cat "$OUT/get_maintainer.txt"
-say "wrote $(find "$OUT" -name '*.patch' | wc -l) files to $OUT; nothing was sent"
+written=("$OUT"/*.patch)
+say "wrote ${#written[@]} files to $OUT; nothing was sent"

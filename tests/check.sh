@@ -5,11 +5,13 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
 usage() {
+	local ls
+	ls=$(lines)
 	cat <<EOF
 Usage: $PROG [--quick]
 
 Run the project's whole test suite and end with 'N passed, N failed':
-  1. the series of every line (patches/LINE/: $(lines)) whose source is
+  1. the series of every line (patches/LINE/: $ls) whose source is
      here (SFP_SRC_<LINE>, else its Debian package's tarball; a line
      without one is reported as not checked, a skip): prepare the
      line's work tree from that source, checkpatch --strict, the
@@ -78,7 +80,8 @@ export BUILD
 # with neither is not checked, and says so: a skip, never a pass.
 CHECKED_LINES=
 for l in $(lines); do
-	if [ -n "$(line_source "$l")" ]; then
+	src=$(line_source "$l")
+	if [ -n "$src" ]; then
 		CHECKED_LINES="$CHECKED_LINES $l"
 		continue
 	fi
@@ -107,7 +110,8 @@ if [ -z "$QUICK" ]; then
 fi
 
 echo
-echo "stage times (wall):$(awk -F'\t' '{ printf " %s %ss;", $1, $2 }' "$STAGE_TIMES")"
+times=$(awk -F'\t' '{ printf " %s %ss;", $1, $2 }' "$STAGE_TIMES")
+echo "stage times (wall):$times"
 args=(--tsv "$RESULTS")
 [ -n "$QUICK" ] || args+=(--tsv "$CHK/main-job.tsv")
 python3 "$ROOT/scripts/summarize.py" --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"

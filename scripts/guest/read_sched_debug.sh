@@ -7,7 +7,8 @@ F=/sys/kernel/debug/sched/debug
 echo "KTAP version 1"
 echo "1..1"
 if cat "$F" >/tmp/sched-debug.out; then
-	echo "# read $(wc -l </tmp/sched-debug.out) lines of $F"
+	n=$(wc -l </tmp/sched-debug.out)
+	echo "# read $n lines of $F"
 	echo "ok 1 read_sched_debug"
 else
 	echo "not ok 1 read_sched_debug"

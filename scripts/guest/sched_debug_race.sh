@@ -36,5 +36,6 @@ sfp_pool -d "$DUR" >/tmp/race-pool.out 2>&1
 touch /tmp/race-stop
 wait
 reads=$(cat /tmp/race-reads.* | awk '{ s += $1 } END { print s + 0 }')
-echo "# sched_debug_race: ${DUR}s, $READERS readers ($reads reads), $SLEEPERS usleep loops, sfp_pool: $(head -c 200 /tmp/race-pool.out | tr '\n' ' ')"
+pool=$(head -c 200 /tmp/race-pool.out | tr '\n' ' ')
+echo "# sched_debug_race: ${DUR}s, $READERS readers ($reads reads), $SLEEPERS usleep loops, sfp_pool: $pool"
 echo "ok 1 sched_debug_race"

@@ -66,7 +66,10 @@ grep -qw NI_RANDOM "$FEAT" && { echo NO_NI_RANDOM >"$FEAT" || problem "cannot cl
 for f in $(echo "$FEATURES" | tr ',' ' '); do
 	echo "$f" >"$FEAT" || problem "cannot set sched feature $f"
 done
-echo "sfp-bench env cpus=$(grep -c ^processor /proc/cpuinfo) release=$(uname -r) dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ features=$(tr ' ' ',' <"$FEAT")"
+env_cpus=$(grep -c ^processor /proc/cpuinfo)
+env_release=$(uname -r)
+env_features=$(tr ' ' ',' <"$FEAT")
+echo "sfp-bench env cpus=$env_cpus release=$env_release dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ features=$env_features"
 
 : >"$T/set_ftrace_filter"
 for f in $FUNCS; do
@@ -226,7 +229,8 @@ profile() {
 
 # sfp.trace=1: a diagnostic, not a measurement: 1 s of rr under the
 # sched_switch and sched_wakeup trace events, dumped to the log.
-if [ "$(arg sfp.trace 0)" = 1 ]; then
+TRACE=$(arg sfp.trace 0)
+if [ "$TRACE" = 1 ]; then
 	echo 0 >"$T/tracing_on"
 	: >"$T/trace"
 	echo 1 >"$T/events/sched/sched_switch/enable"

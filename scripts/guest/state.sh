@@ -74,7 +74,8 @@ echo "KTAP version 1"
 echo "1..1"
 echo "    KTAP version 1"
 echo "    # Subtest: guest_state"
-echo "    1..$(($(echo "$names" | wc -w) + 1))"
+n=$(echo "$names" | wc -w)
+echo "    1..$((n + 1))"
 fail=0
 i=0
 if [ ! -d "$SAVED" ]; then
@@ -91,7 +92,8 @@ for name in $names; do
 	else
 		echo "    # $file: '$got', before the tests '$want'; putting it back"
 		restore "$name" "$file" "$want" 2>/dev/null
-		echo "    # now: '$(value "$file")'"
+		got=$(value "$file")
+		echo "    # now: '$got'"
 		echo "    not ok $i ${name}_restored"
 		fail=1
 	fi

@@ -80,8 +80,10 @@ loop_cgroups() {
 loop_hackbench() {
 	c=0
 	while [ ! -e /tmp/stress-stop ]; do
-		hackbench --pipe -g 2 -f 4 -l 50 >/dev/null 2>/tmp/stress-hackbench.out ||
-			echo "hackbench failed: $(head -c 200 /tmp/stress-hackbench.out)" >>/tmp/stress-hackbench.err
+		if ! hackbench --pipe -g 2 -f 4 -l 50 >/dev/null 2>/tmp/stress-hackbench.out; then
+			err=$(head -c 200 /tmp/stress-hackbench.out)
+			echo "hackbench failed: $err" >>/tmp/stress-hackbench.err
+		fi
 		c=$((c + 1))
 		echo "$c" >/tmp/stress-count.hackbench
 	done
@@ -105,13 +107,20 @@ ops() {
 sum() {
 	cat /tmp/stress-count."$1"* 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
 }
-echo "# sfp-stress seconds=$DUR cpus=$NCPU hotplug_ops=$(ops cpu-online) affinity_ops=$(ops affinity) fork_ops=$(ops fork) cgroups=$(sum cgroups) hackbench_runs=$(sum hackbench) debug_reads=$(sum reads)"
+hotplug=$(ops cpu-online)
+affinity=$(ops affinity)
+forks=$(ops fork)
+cgroups=$(sum cgroups)
+hackbench=$(sum hackbench)
+reads=$(sum reads)
+echo "# sfp-stress seconds=$DUR cpus=$NCPU hotplug_ops=$hotplug affinity_ops=$affinity fork_ops=$forks cgroups=$cgroups hackbench_runs=$hackbench debug_reads=$reads"
 # Every stressor asked for ran and did work.
 missing=
 for st in cpu-online affinity fork; do
-	[ "$(ops "$st")" -gt 0 ] 2>/dev/null || missing="$missing $st"
+	nops=$(ops "$st")
+	[ "$nops" -gt 0 ] 2>/dev/null || missing="$missing $st"
 done
-if [ "$(sum hackbench)" = 0 ] || [ -s /tmp/stress-hackbench.err ]; then
+if [ "$hackbench" = 0 ] || [ -s /tmp/stress-hackbench.err ]; then
 	missing="$missing hackbench"
 	sed 's/^/# /' /tmp/stress-hackbench.err 2>/dev/null | head -n 3
 fi
@@ -125,7 +134,8 @@ fi
 # Every CPU back online (stress-ng puts back what it took).
 off=
 for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
-	[ "$(cat "$c")" = 1 ] || off="$off $c"
+	v=$(cat "$c")
+	[ "$v" = 1 ] || off="$off $c"
 done
 if [ -z "$off" ]; then ok all_cpus_online; else echo "# offline:$off"; notok all_cpus_online; fi
 

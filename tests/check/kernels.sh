@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stages 3 to 7: the cases that build and boot kernels.
 # Sourced; never run.
 
@@ -6,10 +7,11 @@
 # stages (build, guest, boot, tests) print their wall times; its results
 # are merged into make check's, the source column saying the line.
 main_job_cases() {
-	local l=$1 run_rc=0 t0 src lres logs
-	t0=$(date +%s)
+	local l=$1 run_rc=0 t0 src v lres logs
+	t0=$EPOCHSECONDS
 	src=$(line_source "$l")
-	echo "==> main job, line $l: Linux $(source_version "$src") from $src"
+	v=$(source_version "$src")
+	echo "==> main job, line $l: Linux $v from $src"
 	on_line "$l" "$ROOT/scripts/run.sh" || run_rc=$?
 	logs=$(kernel_logs "$BUILD_TOP/$l" patched)
 	lres=$logs/results.tsv
@@ -19,8 +21,8 @@ main_job_cases() {
 		printf '%s/project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$l" "$run_rc" >>"$RESULTS"
 	fi
 	sed "s/^/line $l: /" "$logs/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
-	printf 'main job, line %s\t%s\n' "$l" "$(($(date +%s) - t0))" >>"$STAGE_TIMES"
-	echo "<== main job, line $l: $(($(date +%s) - t0))s"
+	printf 'main job, line %s\t%s\n' "$l" "$((EPOCHSECONDS - t0))" >>"$STAGE_TIMES"
+	echo "<== main job, line $l: $((EPOCHSECONDS - t0))s"
 }
 
 # robot_cases LINE: what the kernel test robot would build, bounded:
@@ -49,16 +51,18 @@ tiny_initrd() {
 # watchdog_cases: a guest that hangs and one that panics are failures,
 # booted on the default line's main kernel.
 watchdog_cases() {
-	local kimg
+	local kimg hang panic
 	kimg=$(kernel_obj "$BUILD" patched)/arch/x86/boot/bzImage
 	stage_start "watchdog: hang and panic"
 	if [ -f "$kimg" ]; then
+		hang=$(tiny_initrd hang '/bin/busybox sleep 100000')
+		panic=$(tiny_initrd panic 'exit 1')
 		t guest_hang_reported expect_error "guest hung" \
 			env BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
-			-i "$(tiny_initrd hang '/bin/busybox sleep 100000')" -l "$CHK/logs-hang"
+			-i "$hang" -l "$CHK/logs-hang"
 		t guest_panic_reported expect_error "Kernel panic" \
 			env BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
-			-i "$(tiny_initrd panic 'exit 1')" -l "$CHK/logs-panic"
+			-i "$panic" -l "$CHK/logs-panic"
 	else
 		printf 'project\tcheck\twatchdog\tFAIL\tno kernel was built\n' >>"$RESULTS"
 	fi

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh's framework: result recording, running for a line, and
 # the checks on a user's tree. Sourced after scripts/lib.sh, with CHK,
 # RESULTS and BUILD_TOP set; never run.
@@ -32,6 +33,7 @@ on_line() {
 # name (check-LINE unless SUITE). Only in a subshell of its own, so that
 # nothing after it sees another line's.
 use_line() {
+	# shellcheck disable=SC2034 # read by load_series and the cases
 	PATCHES=$PATCHES_TOP/$1
 	WT=$BUILD_TOP/$1/tree
 	SUITE=${2:-check-$1}
@@ -41,12 +43,13 @@ use_line() {
 # expect_error PATTERN CMD...: CMD fails with one 'error:' line matching
 # PATTERN on stderr.
 expect_error() {
-	local pat=$1 rc=0
+	local pat=$1 rc=0 n
 	shift
 	"$@" >"$CHK/out" 2>"$CHK/err" || rc=$?
 	cat "$CHK/err"
 	[ "$rc" != 0 ] || { echo "expected a failure, got exit 0"; return 1; }
-	[ "$(grep -c 'error:' "$CHK/err")" = 1 ] || { echo "expected exactly one error line"; return 1; }
+	n=$(grep -c 'error:' "$CHK/err" || true)
+	[ "$n" = 1 ] || { echo "expected exactly one error line"; return 1; }
 	grep -q -- "$pat" "$CHK/err" || { echo "error does not match '$pat'"; return 1; }
 }
 
@@ -60,12 +63,15 @@ tree_state() {
 
 # unchanged DIR CMD...: run CMD and check DIR's git state did not move.
 unchanged() {
-	local dir=$1 before
+	local dir=$1 before after head n
 	shift
 	before=$(tree_state "$dir")
 	"$@" || return 1
-	[ "$(tree_state "$dir")" = "$before" ] || { echo "user tree $dir changed"; return 1; }
-	echo "user tree unchanged: $(git -C "$dir" rev-parse --short HEAD), $(git -C "$dir" status --porcelain | wc -l) modified"
+	after=$(tree_state "$dir")
+	[ "$after" = "$before" ] || { echo "user tree $dir changed"; return 1; }
+	head=$(git -C "$dir" rev-parse --short HEAD)
+	n=$(git -C "$dir" status --porcelain | wc -l)
+	echo "user tree unchanged: $head, $n modified"
 }
 
 # mini_tree DIR [WT]: a small kernel-like git tree in DIR, a clone of

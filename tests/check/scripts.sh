@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stage 2: the scripts and every bad input. Sourced; never
 # run.
 
@@ -29,6 +30,7 @@ conflict() {
 
 # A 6.1 source: the line follows KSRC's version, not -s.
 line61() {
+	local n
 	# -s does not choose the line: a 6.1 source on the 6.12 line is refused...
 	expect_error "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=" \
 		env -u KSRC LINE=6.12 LINE_FROM=default "$ROOT/scripts/prepare-tree.sh" \
@@ -37,7 +39,8 @@ line61() {
 	env -u LINE -u LINE_FROM KSRC="$CHK/line61" "$ROOT/scripts/prepare-tree.sh" \
 		-o "$CHK/wt-61" || return 1
 	git -C "$CHK/wt-61" log --oneline base..patched
-	[ "$(git -C "$CHK/wt-61" log --format=%s base..patched | grep -c .)" = 6 ] ||
+	n=$(git -C "$CHK/wt-61" rev-list --count base..patched)
+	[ "$n" = 6 ] ||
 		{ echo "expected 2 back-outs and 4 patches of the 6.1 series"; return 1; }
 }
 
@@ -84,11 +87,12 @@ missing_series_file() {
 		return 1
 	fi
 	[ -d "$CHK/wt-good/.git" ] || { echo "no prepared mini work tree to reuse"; return 1; }
-	local before
+	local before after
 	before=$(wt_state "$CHK/wt-good")
 	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
 		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
-	[ "$(wt_state "$CHK/wt-good")" = "$before" ] || { echo "the prepared work tree changed"; return 1; }
+	after=$(wt_state "$CHK/wt-good")
+	[ "$after" = "$before" ] || { echo "the prepared work tree changed"; return 1; }
 	echo "nothing made, nothing recorded"
 }
 
@@ -97,10 +101,14 @@ missing_series_file() {
 # with the default line selected (use_line LINE check): it sets BUILD to a
 # scratch directory.
 scripts_cases() {
+	local sh ls l pkg no_ccache no_qemu
 	stage_start "project: scripts and bad input"
+	ls=$(lines)
 	need shellcheck shellcheck
-	# shellcheck disable=SC2046 # the file list is wanted split
-	t shellcheck shellcheck -x $(grep -rlE '^#!.*(ba)?sh' "$ROOT/scripts" "$ROOT/tests" "$ROOT/.ci")
+	# Every script and every sourced library, with .shellcheckrc's
+	# checks (masked return values among them).
+	mapfile -t sh < <(grep -rlE '^#!.*(ba)?sh|^# shellcheck shell=' "$ROOT/scripts" "$ROOT/tests" "$ROOT/.ci" || true)
+	t shellcheck shellcheck -x "${sh[@]}"
 	t help_on_every_script help_all
 	t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
 	t bench_bad_vcpus_rejected expect_error "unknown topology 'smp16'" "$ROOT/scripts/bench.sh" -s "2 16"
@@ -135,7 +143,7 @@ scripts_cases() {
 		# is refused with the lines there are.
 		versioned_tree "$CHK/line510" 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/'
 		t line_without_series_refused unchanged "$CHK/line510" expect_error \
-			"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $(lines)" \
+			"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $ls" \
 			env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
 		# A version between lines names the nearest one below it.
 		versioned_tree "$CHK/line613" 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/'
@@ -144,14 +152,15 @@ scripts_cases() {
 			env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-613"
 		# A line without a Debian package and without SFP_SRC_<LINE> names
 		# both ways to give it a source.
-		for l in $(lines); do
-			[ -z "$(series_field "$l" "debian package")" ] || continue
+		for l in $ls; do
+			pkg=$(series_field "$l" "debian package")
+			[ -z "$pkg" ] || continue
 			t line_without_source_named expect_error \
 				"no source for the $l line: no Debian package carries $l: give a tree as KSRC=.* or SFP_SRC_${l//./_}=" \
 				env -u KSRC -u "SFP_SRC_${l//./_}" LINE="$l" LINE_FROM=LINE "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-nosrc"
 			break
 		done
-		t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $(lines)" \
+		t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $ls" \
 			env LINE=4.19 "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-419"
 		if [ -d "$BUILD_TOP/6.1/tree/.git" ]; then
 			mini_tree "$CHK/line61" "$BUILD_TOP/6.1/tree"
@@ -165,12 +174,14 @@ scripts_cases() {
 		done
 	fi
 
+	no_ccache=$(path_without ccache)
+	no_qemu=$(path_without qemu-system-x86_64)
 	t missing_package expect_error "ccache not found: install the Debian package 'ccache'" \
-		env PATH="$(path_without ccache)" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
+		env PATH="$no_ccache" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
 	: >"$CHK/fake-bzImage"
 	: >"$CHK/fake-initrd"
 	t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
-		env PATH="$(path_without qemu-system-x86_64)" "$ROOT/scripts/boot.sh" \
+		env PATH="$no_qemu" "$ROOT/scripts/boot.sh" \
 		-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
 	[ ! -d "$WT/.git" ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
 

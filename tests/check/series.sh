@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stage 1: the series of each line. Sourced; never run.
 
 # check_reproduces WT: the source's kernel/sched/ with the series'
@@ -6,20 +7,23 @@
 # patches make of series-base; whatever else differs between base and
 # patched comes from the test patches. Prints the intended differences.
 check_reproduces() {
-	local wt=$1 i fixed featend p
+	local wt=$1 i fixed featend p v files top
 	patch_states "$wt" | tee "$CHK/patch-states.txt"
 	grep -q 'feature, in the source' "$CHK/patch-states.txt" ||
 		{ echo "the source contains none of the series' features"; return 1; }
 	featend=$(features_end "$wt")
-	echo "feature patches end at $(git -C "$wt" log -1 --format='%h %s' "$featend")"
+	top=$(git -C "$wt" log -1 --format='%h %s' "$featend")
+	echo "feature patches end at $top"
 	# The source plus the prerequisites the work tree applied, in a
 	# scratch index: no checkout, nothing written to the work tree.
 	fixed=$(source_fixed "$wt") || { echo "a prerequisite does not apply to base"; return 1; }
+	v=$(wt_meta "$wt" version)
 	for i in "${!SERIES[@]}"; do
 		p=${SERIES[i]}
 		[ "${SERIES_ROLE[i]}" = prereq ] || continue
 		! in_rev "$wt" base "$p" || continue
-		echo "intended difference from the source $(wt_meta "$wt" version): $(basename "$p") ($(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }'))"
+		files=$(git -C "$wt" apply --numstat "$p" | awk '{ printf "%s%s", sep, $3; sep = ", " }')
+		echo "intended difference from the source $v: ${p##*/} ($files)"
 	done
 	if ! git -C "$wt" diff --quiet "$fixed" "$featend" -- kernel/sched; then
 		git -C "$wt" diff --stat "$fixed" "$featend" -- kernel/sched
@@ -37,24 +41,25 @@ check_reproduces() {
 # one finding (UNKNOWN_COMMIT_ID) is ignored for it, and the line must be
 # there.
 checkpatch_all() {
-	local i p out bad=0 opts
+	local i p out bad=0 opts id
 	[ -f "$WT/scripts/checkpatch.pl" ] || { echo "no work tree"; return 1; }
 	for i in "${!SERIES[@]}"; do
 		p=${SERIES[i]}
 		opts=(--strict --no-tree -q)
 		if [ "${SERIES_ROLE[i]}" = prereq ]; then
 			if ! grep -qE '^commit [0-9a-f]{40} upstream\.$' "$p"; then
-				echo "$(basename "$p"): a prerequisite without its 'commit <id> upstream.' line"
+				echo "${p##*/}: a prerequisite without its 'commit <id> upstream.' line"
 				bad=1
 			fi
 			opts+=(--ignore UNKNOWN_COMMIT_ID)
 		fi
 		out=$(cd "$WT" && perl scripts/checkpatch.pl "${opts[@]}" "$p" 2>&1) || true
 		if [ -n "$out" ]; then
-			printf '%s:\n%s\n' "$(basename "$p")" "$out"
+			printf '%s:\n%s\n' "${p##*/}" "$out"
 			bad=1
 		else
-			echo "$(basename "$p"): clean${opts[3]:+ (upstream id $(sed -n 's/^commit \([0-9a-f]\{12\}\).* upstream\.$/\1/p' "$p") not looked up: no upstream history here)}"
+			id=$(sed -n 's/^commit \([0-9a-f]\{12\}\).* upstream\.$/\1/p' "$p")
+			echo "${p##*/}: clean${opts[3]:+ (upstream id $id not looked up: no upstream history here)}"
 		fi
 	done
 	return "$bad"
@@ -67,9 +72,9 @@ series_numbered() {
 		want="[PATCH $((i + 1))/$n]"
 		got=$(sed -n 's/^Subject: \(\[PATCH[^]]*\]\).*/\1/p' "${SERIES[i]}" | head -n 1)
 		if [ "$got" = "$want" ]; then
-			echo "$(basename "${SERIES[i]}"): $got"
+			echo "${SERIES[i]##*/}: $got"
 		else
-			echo "$(basename "${SERIES[i]}"): ${got:-no [PATCH] prefix}, expected $want"
+			echo "${SERIES[i]##*/}: ${got:-no [PATCH] prefix}, expected $want"
 			bad=1
 		fi
 	done
