@@ -211,7 +211,10 @@ meta() {
 		v=$(git -C "$v" log -1 --format='%H %s')
 		printf 'commit_%s\t%s\n' "$k" "$v"
 	done
-	for c in "${CFGS[@]}"; do cfgs+="${cfgs:+ }kernel-config/${c##*/kernel-config/}"; done
+	for c in "${CFGS[@]}"; do
+		case $c in */kernel-config/*) c=kernel-config/${c##*/kernel-config/} ;; esac
+		cfgs+="${cfgs:+ }$c"
+	done
 	v=$(cat "${CFGS[@]}" | sha256sum | cut -c1-16)
 	printf 'config\t%s (sha256 %s)\n' "$cfgs" "$v"
 	v=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo)

@@ -142,7 +142,7 @@ for d in "${DYNS[@]}"; do
 done
 if [ -n "$PERF" ]; then
 	magic=
-	[ ! -x /usr/bin/perf ] || magic=$(head -c 2 /usr/bin/perf)
+	[ ! -x /usr/bin/perf ] || [ ! -s /usr/bin/perf ] || magic=$(head -c 2 /usr/bin/perf)
 	if [ -z "$magic" ] || [ "$magic" = '#!' ]; then
 		die "no perf binary at /usr/bin/perf: install the Debian package 'linux-perf' (or run 'make setup' as root)"
 	fi

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
-LINES=$(lines)
+SERIES_LINES=$(lines)
 
 usage() {
 	cat <<EOF
@@ -22,7 +22,7 @@ Make a git work tree with these branches from one kernel source:
 
 The series is patches/LINE/series (here patches/$LINE/series): LINE is
 the kernel line of \$KSRC (6.1.192 is on line 6.1), else \$LINE, else
-$DEFAULT_LINE. Lines with a series: $LINES.
+$DEFAULT_LINE. Lines with a series: $SERIES_LINES.
 
 The series file has up to three sections, each opened by a comment line:
 '# prerequisites' (fixes both kernels need: one the source already
@@ -85,7 +85,7 @@ v=$(source_version "$SRC")
 vline=$(echo "$v" | cut -d. -f1-2)
 if [ -n "$v" ] && [ "$vline" != "$LINE" ]; then
 	[ "$LINE_FROM" = LINE ] ||
-		die "'$SRC' is Linux $v, not on the $LINE line: give it as KSRC=$SRC, and the line follows the source (lines: $LINES), or force one with LINE=X.Y"
+		die "'$SRC' is Linux $v, not on the $LINE line: give it as KSRC=$SRC, and the line follows the source (lines: $SERIES_LINES), or force one with LINE=X.Y"
 	say "LINE=$LINE: the $LINE series on Linux $v, as asked"
 fi
 wt_abs=$(realpath -m "$WT")

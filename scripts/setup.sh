@@ -44,8 +44,9 @@ fi
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
 missing=
 for p in $PKGS; do
+	# one status per architecture the package is known for, unseparated
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = 'install ok installed' ] || missing="$missing $p"
+	case $st in *'install ok installed'*) ;; *) missing="$missing $p" ;; esac
 done
 [ -n "$missing" ] || exit 0
 if [ -n "$check_only" ] || [ "$EUID" != 0 ]; then

@@ -84,7 +84,7 @@ BASELINE_EXPECT=$(
 # stress_run KERNEL LOG [RUN-OPTION]: one boot; 0 when it is what KERNEL
 # must give.
 stress_run() {
-	local k=$1 log=$2 krc=0 pargs=() figures failed splat got unexpected missed
+	local k=$1 log=$2 krc=0 pargs=() figures failed splat got unexpected missed n
 	rm -rf "$log"
 	[ "$k" != baseline ] || pargs=(-p "$OUT/selftests.patch")
 	[ -z "${3:-}" ] || pargs+=("$3")
