@@ -109,7 +109,7 @@ for n in "${names[@]}"; do
 	esac
 	stage_start "variant $n: $what ($BOOTS boots)"
 	declare -A nfail=()
-	caught=0 noresult='' passed=0
+	caught=0 noresult='' passed=0 unmet=0 unmet_cases=''
 	run_rc=0
 	[ -n "$FROM_LOGS" ] ||
 		"$ROOT/scripts/repeat.sh" -o "$OUT/$n" "$BOOTS" -- "${args[@]}" -n mutant \
@@ -134,11 +134,22 @@ for n in "${names[@]}"; do
 		# A here-string, not a pipe: under pipefail, grep -q leaving at
 		# its first match could fail printf with SIGPIPE and so turn a
 		# caught boot into a missed one.
-		all=1
+		# An expected case that skipped because its precondition could
+		# not be set up (summarize.py's note) gives this boot no verdict:
+		# neither caught nor missed.
+		skipped=$(awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' "$log/results.tsv")
+		all=1 skip=''
 		for e in $expect; do
-			grep -qxF -- "$e" <<<"$got" || all=0
+			grep -qxF -- "$e" <<<"$got" && continue
+			if grep -qxF -- "$e" <<<"$skipped"; then skip+="$e "; else all=0; fi
 		done
-		[ "$all" = 0 ] || caught=$((caught + 1))
+		if [ "$all" = 1 ] && [ -n "$skip" ]; then
+			unmet=$((unmet + 1))
+			unmet_cases+="$skip"
+			say "$n boot $b: no verdict: the precondition of ${skip% } was not met"
+		elif [ "$all" = 1 ]; then
+			caught=$((caught + 1))
+		fi
 		got=
 		for f in "${failed[@]}"; do got+="$f; "; done
 		say "$n boot $b: failed: ${got:-; }"
@@ -164,6 +175,12 @@ for n in "${names[@]}"; do
 		if [ "$passed" = "$BOOTS" ]; then verdict="clean in $BOOTS/$BOOTS boots"; else verdict="CONTROL FAILED in $((BOOTS - passed))/$BOOTS boots"; fi
 	elif [ "$caught" = "$BOOTS" ]; then
 		verdict="caught $BOOTS/$BOOTS"
+	elif [ "$caught" -gt 0 ] && [ $((caught + unmet)) = "$BOOTS" ]; then
+		unmet_cases=$(tr ' ' '\n' <<<"$unmet_cases" | sort -u | tr '\n' ' ')
+		unmet_cases=${unmet_cases# }
+		verdict="caught $caught/$caught with a verdict (precondition unmet in $unmet/$BOOTS boots: ${unmet_cases% })"
+	elif [ "$unmet" = "$BOOTS" ]; then
+		verdict="NO VERDICT: a precondition unmet in every boot"
 	else
 		verdict="MISSED in $((BOOTS - caught))/$BOOTS boots"
 	fi

@@ -76,11 +76,20 @@ if [ -f "$LOGDIR/guest.log" ]; then
 			# run_kselftest.sh nests each test's own KTAP under "# ", which
 			# kunit.py parse reads as comments: its stream gives one result
 			# per test program (exit status, timeout). The nested streams,
-			# unprefixed, give the per-case results.
+			# unprefixed, give the per-case results. The 6.1 harness
+			# prints a skipped case as "ok N # SKIP reason", without its
+			# name, which the parser takes for a missing case (an ERROR):
+			# the name is put back from the harness's "#  RUN  NAME ..."
+			# line before it.
 			awk -v dir="$LOGDIR" '
 				/^# selftests: [^:]*: / { name = $NF; file = dir "/kselftest-" name ".tap"; printf "" > file; print name; next }
 				name != "" && /^(not )?ok [0-9]+ selftests: / { close(file); name = ""; next }
-				name != "" && /^# / { print substr($0, 3) > file }' "$LOGDIR/guest-kselftest.tap" >"$LOGDIR/kselftest-list"
+				name != "" && /^# / {
+					l = substr($0, 3)
+					if (l ~ /^#  RUN  +[^ ]+ \.\.\.$/) { c = l; sub(/^#  RUN  +/, "", c); sub(/ \.\.\.$/, "", c) }
+					if (l ~ /^ok [0-9]+ # SKIP/ && c != "") sub(/ # SKIP/, " " c " # SKIP", l)
+					print l > file
+				}' "$LOGDIR/guest-kselftest.tap" >"$LOGDIR/kselftest-list"
 			while read -r t; do
 				parse "kselftest-$t" "$LOGDIR/kselftest-$t.tap"
 				args+=(--json guest "$t" "$LOGDIR/kselftest-$t.json")
