@@ -131,12 +131,11 @@ for n in "${names[@]}"; do
 		split_lines failed "$got"
 		for f in "${failed[@]}"; do nfail[$f]=$((${nfail[$f]:-0} + 1)); done
 		[ ${#failed[@]} -gt 0 ] || passed=$((passed + 1))
-		# A here-string, not a pipe: under pipefail, grep -q leaving at
-		# its first match could fail printf with SIGPIPE and so turn a
-		# caught boot into a missed one.
 		# An expected case that skipped because its precondition could
 		# not be set up (summarize.py's note) gives this boot no verdict:
-		# neither caught nor missed.
+		# neither caught nor missed. Here-strings, not pipes: under
+		# pipefail, grep -q leaving at its first match could fail the
+		# writer with SIGPIPE and so turn a caught boot into a missed one.
 		skipped=$(awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' "$log/results.tsv")
 		all=1 skip=''
 		for e in $expect; do
