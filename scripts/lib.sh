@@ -48,6 +48,20 @@ stage_end() {
 	fi
 }
 
+# ccache_counts: "HITS MISSES FILES" of ccache's statistics as they
+# stand (a hit served from the cache, a miss compiled, the files in the
+# cache), or "0 0 0" without ccache. Two readings bracket a run: their
+# difference is what it compiled (and what anything else on the machine
+# compiled meanwhile).
+ccache_counts() {
+	local st
+	st=$(ccache --print-stats 2>/dev/null) || st=
+	awk -F'\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { h += $2 }
+		$1 == "cache_miss" { m += $2 }
+		$1 == "files_in_cache" { f += $2 }
+		END { printf "%d %d %d\n", h, m, f }' <<<"$st"
+}
+
 # What counts as a splat on a guest console, for every boot: a panic, an
 # oops, a WARN (lockdep's reports start with WARNING: too), a BUG (KASAN,
 # soft lockup), UBSAN, a general protection fault, a call trace, an RCU

@@ -62,6 +62,9 @@ RESULTS=$CHK/results.tsv
 : >"$RESULTS"
 export STAGE_TIMES=$CHK/stage-times.tsv
 : >"$STAGE_TIMES"
+# The speed figure: the whole run's wall time and what it compiled.
+CHECK_T0=$EPOCHSECONDS
+CCACHE_T0=$(ccache_counts)
 
 # The framework, then the stages' cases, in the order they run.
 # shellcheck source=tests/check/lib.sh
@@ -112,6 +115,12 @@ fi
 echo
 times=$(awk -F'\t' '{ printf " %s %ss;", $1, $2 }' "$STAGE_TIMES")
 echo "stage times (wall):$times"
+ccache_t1=$(ccache_counts)
+read -r h0 m0 f0 <<<"$CCACHE_T0"
+read -r h1 m1 _ <<<"$ccache_t1"
+speed="make check$([ -z "$QUICK" ] || echo ' --quick'): $((EPOCHSECONDS - CHECK_T0)) s wall;"
+speed+=" ccache: $((m1 - m0)) compiled, $((h1 - h0)) from the cache ($f0 files in it at the start)"
+echo "$speed" | tee "$CHK/speed.txt"
 args=(--tsv "$RESULTS")
 [ -n "$QUICK" ] || args+=(--tsv "$CHK/main-job.tsv")
 python3 "$ROOT/scripts/summarize.py" --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"
