@@ -26,6 +26,7 @@ help:
 	@echo "make race [BOOTS=4] [RACE_SECONDS=60]  the sched/debug race of 6.12.117:"
 	@echo "                lockdep check and oops rate, without and with patch 1"
 	@echo "make stress [MIN=10 | STRESS_SECONDS=20] [RUNS=1] [BUSY=0] [STRESS_KERNELS=patched]"
+	@echo "                [STRESS_KIND=debug|debug-numa] [TOPOLOGY=smt2x2x2|sock4x2]"
 	@echo "                debug kernel: KUnit, kselftests, then MIN minutes of hotplug,"
 	@echo "                cgroup, affinity and fork stress; RUNS boots, tallied, with"
 	@echo "                BUSY busy loops on the host"
@@ -95,8 +96,9 @@ MIN ?= 10
 STRESS_SECONDS ?=
 RUNS ?= 1
 STRESS_KERNELS ?= patched
+STRESS_KIND ?= debug
 stress: prepare
-	scripts/stress.sh $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
+	scripts/stress.sh $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
 
 TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
 DURATION ?= 3

@@ -7,7 +7,8 @@ set -euo pipefail
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-m MINUTES | -S SECONDS] [-s VCPUS] [-N RUNS] [-b BUSY] [KERNEL]...
+Usage: $PROG [-m MINUTES | -S SECONDS] [-s VCPUS | -t TOPOLOGY] [-K KIND] [-N RUNS]
+                 [-b BUSY] [KERNEL]...
 
 Boot each KERNEL (default: patched; also baseline) built with
 kernel-config/debug.config (lockdep, KASAN, UBSAN, DEBUG_LIST, atomic
@@ -18,7 +19,7 @@ then scripts/guest/stress.sh for the given time: stress-ng CPU
 offline/online, affinity churn and fork storms, hackbench, cgroup
 create/destroy with a task moved in and out, sched/debug and
 /proc/schedstat readers; then its invariants. Every kernel goes through
-scripts/run.sh (-n debug: one worktree and build for both kernels).
+scripts/run.sh (-n KIND: one worktree and build for both kernels).
 
 The host fails the run on any splat on the console (lockdep, KASAN,
 UBSAN, WARNING:, BUG:, RCU stall, hung task, oops) and prints it; the
@@ -31,11 +32,17 @@ finding.
   -m MINUTES   stress time per kernel [default 10]
   -S SECONDS   stress time in seconds instead (make check: 20)
   -s VCPUS     guest vCPUs [default 4]
+  -t TOPOLOGY  a CPU topology of kernel-config/topologies instead of -s
+               (multi-level: smt2x2x2, sock4x2)
+  -K KIND      the kind of debug kernel, a row of kernel-config/kernels
+               with the debug hook [default debug; debug-numa adds the
+               NUMA level]; it is also the build's name
   -N RUNS      boot each kernel RUNS times (built by the first) and tally:
                result, the newly-idle figures of both kselftest runs and
                the control's missed partner wakeups [default 1]
   -b BUSY      BUSY busy loops on the host meanwhile [default 0]
-With -N, the logs of run I are in \$BUILD/stress/KERNEL-I/.
+With -N, the logs of run I are in \$BUILD/stress/KERNEL-I/. With -t or
+another -K, in \$BUILD/stress/KIND-TOPOLOGY/ instead of \$BUILD/stress/.
 EOF
 }
 
@@ -43,11 +50,15 @@ SECS=600
 VCPUS=4
 RUNS=1
 BUSY=0
+KIND=debug
+TOPO=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-m) SECS=$((${2:?} * 60)); shift 2 ;;
 	-S) SECS=${2:?}; shift 2 ;;
 	-s) VCPUS=${2:?}; shift 2 ;;
+	-t) TOPO=${2:?}; shift 2 ;;
+	-K) KIND=${2:?}; shift 2 ;;
 	-N) RUNS=${2:?}; shift 2 ;;
 	-b) BUSY=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -58,6 +69,17 @@ done
 case $SECS in '' | *[!0-9]* | 0) die "the stress time must be a whole number > 0, not '$SECS'" ;; esac
 case $VCPUS in '' | *[!0-9]* | 0 | 1) die "-s wants 2 to 8 vCPUs, not '$VCPUS'" ;; esac
 [ "$VCPUS" -le 8 ] || die "-s $VCPUS: the config has NR_CPUS=8"
+kernel_kind "$KIND" >/dev/null
+kind_patches=$(kernel_kind_patches "$KIND")
+grep -q '/tests/debug/' <<<"$kind_patches" ||
+	die "kind '$KIND' has no debug hook (tests/debug/): not a debug kernel"
+if [ -n "$TOPO" ]; then
+	topology "$TOPO" >/dev/null
+	VCPUS=$(topology_vcpus "$TOPO")
+	export TOPOLOGY=$TOPO
+else
+	unset TOPOLOGY
+fi
 case $RUNS in '' | *[!0-9]* | 0) die "-N wants a number of runs > 0, not '$RUNS'" ;; esac
 case $BUSY in '' | *[!0-9]*) die "-b wants a number of busy loops, not '$BUSY'" ;; esac
 kernels=("$@")
@@ -70,6 +92,8 @@ for t in stress-ng:stress-ng hackbench:rt-tests; do
 done
 
 OUT=$BUILD/stress
+tag=$KIND${TOPO:+-$TOPO}
+[ "$tag" = debug ] || OUT=$OUT/$tag
 mkdir -p "$OUT"
 # baseline gets the series' kselftests, as in make mutate.
 selftests_patch "$BUILD/tree" "$OUT/selftests.patch"
@@ -90,7 +114,7 @@ stress_run() {
 	[ -z "${3:-}" ] || pargs+=("$3")
 	SMP=$VCPUS MEM=${MEM:-1024} BOOT_TIMEOUT=$((900 + 3 * SECS)) \
 		APPEND="sfp.stress=$SECS${APPEND:+ $APPEND}" \
-		"$ROOT/scripts/run.sh" -K debug -r "$k" "${pargs[@]}" -n debug -l "$log" \
+		"$ROOT/scripts/run.sh" -K "$KIND" -r "$k" "${pargs[@]}" -n "$KIND" -l "$log" \
 		-x "$ROOT/scripts/guest/stress.sh" -d /usr/bin/stress-ng -d /usr/bin/hackbench \
 		>"$log.out" 2>&1 || krc=$?
 	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1 || true)
@@ -122,7 +146,7 @@ rc=0
 for k in "${kernels[@]}"; do
 	runs=
 	[ "$RUNS" = 1 ] || runs=", $RUNS runs, $BUSY busy loops"
-	stage_start "stress $k: debug kernel, $VCPUS vCPUs, ${SECS}s$runs"
+	stage_start "stress $k: debug kernel ($KIND), $VCPUS vCPUs${TOPO:+ ($TOPO)}, ${SECS}s$runs"
 	if [ "$RUNS" = 1 ]; then
 		stress_run "$k" "$OUT/$k" || rc=1
 		stage_end
@@ -130,7 +154,7 @@ for k in "${kernels[@]}"; do
 	fi
 	tally=$OUT/$k-runs.txt
 	{
-		echo "stress.sh -S $SECS -s $VCPUS -N $RUNS -b $BUSY $k: $BUSY busy loops on the host"
+		echo "stress.sh -S $SECS ${TOPO:+-t $TOPO }-s $VCPUS -K $KIND -N $RUNS -b $BUSY $k: $BUSY busy loops on the host"
 		printf '%-4s %-6s %-6s %-18s %-18s %-7s %-18s %-7s %s\n' run result passed \
 			"light load" "overload control" missed "after stress: ctrl" missed failed
 	} >"$tally"
