@@ -105,8 +105,9 @@ title="In-guest results: $(cat "$LOGDIR/boot.info" 2>/dev/null || echo "boot inf
 # The project's guest provides every prerequisite: a skip there is a bug,
 # unless the test says that it could not set a precondition up in time
 # (its skip reason starts 'precondition:', as the series' tests write it).
+# The guest programs (guest-*.tap: the stress phase) say so the same way.
 # The 6.1 kselftest harness prints a skipped case without its name.
-{ cat "$LOGDIR/console.log" "$LOGDIR"/kselftest-*.tap 2>/dev/null || true; } | tr -d '\r' |
+{ cat "$LOGDIR/console.log" "$LOGDIR"/kselftest-*.tap "$LOGDIR"/guest-*.tap 2>/dev/null || true; } | tr -d '\r' |
 	sed -n -e 's/^[[:space:]#]*ok [0-9][0-9]* \([^ #][^ ]*\) # SKIP precondition:.*/\1/p' \
 		-e 's/^[[:space:]#]*ok [0-9][0-9]* # SKIP precondition:.*/(unnamed)/p' | sort -u >"$LOGDIR/precondition-skips"
 python3 "$ROOT/scripts/summarize.py" --no-skips --precondition-skips "$LOGDIR/precondition-skips" \

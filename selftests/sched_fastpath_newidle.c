@@ -73,6 +73,16 @@
  * measured again, up to LIGHT_TRIES times, and every try is logged.
  */
 #define LIGHT_TRIES	3
+/*
+ * How long tasks may wait to run, summed over every CPU, while the light
+ * load is measured, for the measurement to count: a task that waits
+ * shares a CPU, so the indicator is rightly set. The 4-vCPU main kernel
+ * waited 3-60 ms; the 8-vCPU KASAN kernel with NUMA on a busy host
+ * 0.5-1.0 s, and balanced on 0.11-0.30 of its idle entries. A try above
+ * LIGHT_MAX with longer waits measured the host, not the indicator: when
+ * every such try did, the case skips on its precondition.
+ */
+#define LIGHT_WAIT_MAX_US	200000ULL
 #define CONTROL_MIN	120	/* per mille */
 #define PARTNER_S	0.0003
 #define PARTNER_WAIT_S	0.050
@@ -416,6 +426,8 @@ static bool measured(struct __test_metadata *_metadata, struct load *l)
 
 TEST_F(newidle, light_load_skips_balance)
 {
+	bool light_and_above = false;
+	unsigned long long wait_us;
 	int try;
 
 	EXPECT_TRUE(!self->setup_error) {
@@ -430,8 +442,17 @@ TEST_F(newidle, light_load_skips_balance)
 		log_load(_metadata, "light load", &self->l);
 		if (!measured(_metadata, &self->l))
 			return;
-		if (per_mille(&self->l) <= LIGHT_MAX || try == LIGHT_TRIES)
+		wait_us = self->l.run_delay / 1000;
+		/* Above the limit while no task waited long: a failure. */
+		if (per_mille(&self->l) > LIGHT_MAX && wait_us <= LIGHT_WAIT_MAX_US)
+			light_and_above = true;
+		if (per_mille(&self->l) <= LIGHT_MAX || (try == LIGHT_TRIES && light_and_above))
 			break;
+		if (try == LIGHT_TRIES)
+			/* Every try above it had tasks waiting: not a light load. */
+			SKIP(return,
+			     "precondition: the light load was not light: tasks waited %llu us in the last of %d tries (limit %llu)",
+			     wait_us, LIGHT_TRIES, LIGHT_WAIT_MAX_US);
 		TH_LOG("light load: above the limit in try %d of %d; again", try, LIGHT_TRIES);
 	}
 	EXPECT_LE(per_mille(&self->l), LIGHT_MAX)
