@@ -26,7 +26,9 @@
  *
  * Safety on a live kernel: every cfs_rq, task_group, rq, root_domain,
  * sched_domain and sched_group written here is a zeroed fake owned by the
- * test. Real runqueues are read, and one field of one is written:
+ * test, but for one live task group, made and taken down as autogroup
+ * does, that holds two of the test's kernel threads. Real runqueues are
+ * read, and one field of one is written:
  *
  *  - The statistics passes read the runqueues of two real CPUs, A (the
  *    first active CPU, where the test's own thread is pinned) and B (the
@@ -87,15 +89,95 @@ static void sched_fair_test_kthread_stop(void *t)
 	kthread_stop(t);
 }
 
-/* Start @fn on @cpu; KUnit stops it when the case ends, pass or fail. */
-static void sched_fair_test_kthread(struct kunit *test, int (*fn)(void *), int cpu)
+/*
+ * A live task group below root_task_group, made without a cgroup as
+ * autogroup makes its groups, for the test's own kernel threads. A thread
+ * is moved in before its first wakeup, while no runqueue holds it.
+ */
+#define SFT_LIVE_TG_TASKS	4
+
+struct sched_fair_test_live_tg {
+	struct task_group *tg;
+	struct task_struct *tasks[SFT_LIVE_TG_TASKS];
+	int nr;
+};
+
+/*
+ * Taken down when the case ends, after its threads: KUnit runs the
+ * deferred actions last first, and the group's is deferred before any
+ * thread's kthread_stop(). A stopped thread's last switch ends with
+ * task_dead_fair(), which takes its load out of the group's cfs_rq; so
+ * wait until each thread is off its CPU for good. That switch runs with
+ * preemption off from before the thread's on_cpu is cleared, so the RCU
+ * grace period sched_destroy_group() waits for also waits for it.
+ */
+static void sched_fair_test_live_tg_free(void *data)
+{
+	struct sched_fair_test_live_tg *g = data;
+	int i;
+
+	for (i = 0; i < g->nr; i++) {
+		while (READ_ONCE(g->tasks[i]->__state) != TASK_DEAD)
+			usleep_range(500, 1000);
+		wait_task_inactive(g->tasks[i], TASK_DEAD);
+		put_task_struct(g->tasks[i]);
+	}
+	sched_release_group(g->tg);
+	sched_destroy_group(g->tg);
+}
+
+static struct sched_fair_test_live_tg *sched_fair_test_live_tg_new(struct kunit *test)
+{
+	struct sched_fair_test_live_tg *g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	g->tg = sched_create_group(&root_task_group);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(g->tg), "could not create a task group");
+	/* A reader of sched/debug prints a group's cgroup path (6.1 always). */
+	g->tg->css.cgroup = root_task_group.css.cgroup;
+	sched_online_group(g->tg, &root_task_group);
+	KUNIT_ASSERT_EQ(test, 0, sched_fair_test_defer(test, sched_fair_test_live_tg_free, g));
+	return g;
+}
+
+/* Put @t, a thread not yet woken, in @g, as sched_move_task() would. */
+static void sched_fair_test_live_tg_add(struct kunit *test, struct sched_fair_test_live_tg *g,
+					struct task_struct *t)
+{
+	struct rq_flags rf;
+	struct rq *rq;
+
+	KUNIT_ASSERT_LT(test, g->nr, SFT_LIVE_TG_TASKS);
+	get_task_struct(t);
+	g->tasks[g->nr++] = t;
+	rq = task_rq_lock(t, &rf);
+	update_rq_clock(rq);
+	t->sched_task_group = g->tg;
+	task_change_group_fair(t);
+	task_rq_unlock(rq, t, &rf);
+}
+
+/*
+ * Start @fn on @cpu, in @g unless it is NULL; KUnit stops it when the
+ * case ends, pass or fail.
+ */
+static struct task_struct *sched_fair_test_kthread_in(struct kunit *test, int (*fn)(void *),
+						      int cpu, struct sched_fair_test_live_tg *g)
 {
 	struct task_struct *t = kthread_create(fn, NULL, "kunit_sched/%d", cpu);
 
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(t), "could not create a kernel thread");
 	kthread_bind(t, cpu);
 	KUNIT_ASSERT_EQ(test, 0, sched_fair_test_defer(test, sched_fair_test_kthread_stop, t));
+	if (g)
+		sched_fair_test_live_tg_add(test, g, t);
 	wake_up_process(t);
+	return t;
+}
+
+static void sched_fair_test_kthread(struct kunit *test, int (*fn)(void *), int cpu)
+{
+	sched_fair_test_kthread_in(test, fn, cpu, NULL);
 }
 
 /* Always runnable: two of these make a CPU hold two tasks. */
@@ -979,6 +1061,19 @@ static void sched_fair_test_check_end(struct sched_fair_test_check *c)
 			    c->what, c->seed);
 }
 
+/*
+ * What a model case whose writes a watchpoint @w counts (NULL: none)
+ * does last: stop the watchpoint, then the tally.
+ */
+static void sched_fair_test_model_end(struct sched_fair_test_check *c,
+				      struct sched_fair_test_watch *w)
+{
+	sched_fair_test_watch_stop(w);
+	if (!w)
+		kunit_info(c->test, "writes not counted: no write watchpoint of known semantics here\n");
+	sched_fair_test_check_end(c);
+}
+
 /* One comparison of @name; the first few mismatches print their input. */
 static __printf(5, 6) void sched_fair_test_match(struct sched_fair_test_check *c,
 						 const char *name, long got, long want,
@@ -1098,10 +1193,7 @@ static void sched_fair_test_model_set_side(struct kunit *test)
 			flag = sched_fair_test_get(rq->rd);
 		}
 	}
-	sched_fair_test_watch_stop(w);
-	if (!w)
-		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
-	sched_fair_test_check_end(&c);
+	sched_fair_test_model_end(&c, w);
 }
 
 /*
@@ -1333,6 +1425,23 @@ sched_fair_test_recompute_begin(struct kunit *test, struct sched_fair_test_check
 }
 
 /*
+ * Every fake domain (see sched_fair_test_model_recompute_side()) at a
+ * moment when A holds @nr_a tasks and B @nr_b.
+ */
+static void sched_fair_test_recompute_shapes(struct sched_fair_test_check *c,
+					     struct rq *dst_rq, struct sched_fair_test_watch *w,
+					     unsigned int nr_a, unsigned int nr_b)
+{
+	unsigned int shape;
+
+	for (shape = 0; shape < SFT_GROUPS_NR << 4; shape++) {
+		if ((shape & 2) && (shape & 4))
+			continue;
+		sched_fair_test_recompute_domain(c, dst_rq, w, nr_a, nr_b, shape);
+	}
+}
+
+/*
  * The recompute side over its input space, on CPUs A (the test's own)
  * and B: B holds 0 to 3 tasks and A 1, then A 2 and B 3 (always-runnable
  * kernel threads). Per task count, every fake domain: top level or not
@@ -1347,7 +1456,7 @@ static void sched_fair_test_model_recompute_side(struct kunit *test)
 	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
 	struct rq *dst_rq = sched_fair_test_rq(test);
 	struct sched_fair_test_watch *w;
-	unsigned int nr_a = 1, nr_b = 0, i, shape;
+	unsigned int nr_a = 1, nr_b = 0, i;
 	struct sched_fair_test_check c;
 
 	w = sched_fair_test_recompute_begin(test, &c, dst_rq, "update_sd_lb_stats");
@@ -1356,16 +1465,9 @@ static void sched_fair_test_model_recompute_side(struct kunit *test)
 			sched_fair_test_kthread(test, sched_fair_test_spin, a);
 		for (; nr_b < counts[i][1]; nr_b++)
 			sched_fair_test_kthread(test, sched_fair_test_spin, b);
-		for (shape = 0; shape < SFT_GROUPS_NR << 4; shape++) {
-			if ((shape & 2) && (shape & 4))
-				continue;
-			sched_fair_test_recompute_domain(&c, dst_rq, w, nr_a, nr_b, shape);
-		}
+		sched_fair_test_recompute_shapes(&c, dst_rq, w, nr_a, nr_b);
 	}
-	sched_fair_test_watch_stop(w);
-	if (!w)
-		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
-	sched_fair_test_check_end(&c);
+	sched_fair_test_model_end(&c, w);
 }
 
 /*
@@ -1381,7 +1483,7 @@ static void sched_fair_test_model_recompute_classes(struct kunit *test)
 	struct rq *dst_rq = sched_fair_test_rq(test);
 	struct sched_fair_test_watch *w;
 	struct sched_fair_test_check c;
-	unsigned int nr_b, shape;
+	unsigned int nr_b;
 
 	w = sched_fair_test_recompute_begin(test, &c, dst_rq,
 					    "update_sd_lb_stats, an RT task and CFS tasks");
@@ -1389,16 +1491,45 @@ static void sched_fair_test_model_recompute_classes(struct kunit *test)
 	for (nr_b = 1; nr_b <= 3; nr_b++) {
 		if (nr_b > 1)
 			sched_fair_test_kthread(test, sched_fair_test_spin, b);
-		for (shape = 0; shape < SFT_GROUPS_NR << 4; shape++) {
-			if ((shape & 2) && (shape & 4))
-				continue;
-			sched_fair_test_recompute_domain(&c, dst_rq, w, 1, nr_b, shape);
-		}
+		sched_fair_test_recompute_shapes(&c, dst_rq, w, 1, nr_b);
 	}
-	sched_fair_test_watch_stop(w);
-	if (!w)
-		kunit_info(test, "writes not counted: no write watchpoint of known semantics here\n");
-	sched_fair_test_check_end(&c);
+	sched_fair_test_model_end(&c, w);
+}
+
+/*
+ * The recompute side with CFS tasks of a task group below the root: B
+ * holds one task of the group, then two (two tasks on the CPU and in its
+ * CFS hierarchy, but one entity, the group's, in its top cfs_rq), then
+ * those two and one task of the root group (three tasks, two entities);
+ * A the test's own. The model counts tasks, not entities. Every fake
+ * domain as in model_recompute_side.
+ */
+static void sched_fair_test_model_recompute_groups(struct kunit *test)
+{
+	int b = sched_fair_test_cpu_b();
+	struct rq *dst_rq = sched_fair_test_rq(test);
+	struct sched_fair_test_live_tg *g;
+	struct sched_fair_test_watch *w;
+	struct sched_fair_test_check c;
+	unsigned int nr_b;
+	struct task_struct *t;
+	int i;
+
+	w = sched_fair_test_recompute_begin(test, &c, dst_rq,
+					    "update_sd_lb_stats, CFS tasks of a child group");
+	g = sched_fair_test_live_tg_new(test);
+	for (nr_b = 1; nr_b <= 3; nr_b++) {
+		sched_fair_test_kthread_in(test, sched_fair_test_spin, b, nr_b < 3 ? g : NULL);
+		sched_fair_test_recompute_shapes(&c, dst_rq, w, 1, nr_b);
+	}
+	/* The precondition: the group's threads ran on B in the group. */
+	for (i = 0; i < g->nr; i++) {
+		t = g->tasks[i];
+		if (task_group(t) != g->tg || READ_ONCE(t->se.cfs_rq) != g->tg->cfs_rq[b])
+			kunit_skip(test, "precondition: thread %d not in the group on CPU %d",
+				   i, b);
+	}
+	sched_fair_test_model_end(&c, w);
 }
 
 static struct kunit_case sched_fair_model_cases[] = {
@@ -1406,6 +1537,7 @@ static struct kunit_case sched_fair_model_cases[] = {
 	SFT_CASE_SLOW(model_tg_side),
 	SFT_CASE_SLOW(model_recompute_side),
 	SFT_CASE_SLOW(model_recompute_classes),
+	SFT_CASE_SLOW(model_recompute_groups),
 	{}
 };
 
