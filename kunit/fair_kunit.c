@@ -109,7 +109,9 @@ struct sched_fair_test_live_tg {
  * task_dead_fair(), which takes its load out of the group's cfs_rq; so
  * wait until each thread is off its CPU for good. That switch runs with
  * preemption off from before the thread's on_cpu is cleared, so the RCU
- * grace period sched_destroy_group() waits for also waits for it.
+ * grace period sched_destroy_group() waits for also waits for it. (With
+ * autogroup, do_exit() moves the thread back to its css's group, the
+ * root, before that.)
  */
 static void sched_fair_test_live_tg_free(void *data)
 {
@@ -133,7 +135,7 @@ static struct sched_fair_test_live_tg *sched_fair_test_live_tg_new(struct kunit 
 	KUNIT_ASSERT_NOT_NULL(test, g);
 	g->tg = sched_create_group(&root_task_group);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(g->tg), "could not create a task group");
-	/* A reader of sched/debug prints a group's cgroup path (6.1 always). */
+	/* sched/debug prints the cgroup path of a group not of autogroup. */
 	g->tg->css.cgroup = root_task_group.css.cgroup;
 	sched_online_group(g->tg, &root_task_group);
 	KUNIT_ASSERT_EQ(test, 0, sched_fair_test_defer(test, sched_fair_test_live_tg_free, g));
@@ -148,6 +150,9 @@ static void sched_fair_test_live_tg_add(struct kunit *test, struct sched_fair_te
 	struct rq *rq;
 
 	KUNIT_ASSERT_LT(test, g->nr, SFT_LIVE_TG_TASKS);
+	/* The move below is the fair class's; a BPF scheduler's is not. */
+	if (t->sched_class != &fair_sched_class)
+		kunit_skip(test, "precondition: kernel threads are not in the fair class here");
 	get_task_struct(t);
 	g->tasks[g->nr++] = t;
 	rq = task_rq_lock(t, &rf);
