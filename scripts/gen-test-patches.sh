@@ -57,11 +57,7 @@ mark_line=$(grep -nxF "$MARK" "$PATCHES/series" | cut -d: -f1 || true)
 [ -n "$mark_line" ] || die "patches/series lacks the line '$MARK'"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfp-gen.XXXXXX")
-cleanup() {
-	git -C "$WT" worktree remove --force "$TMP/wt" >/dev/null 2>&1 || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'rm -rf "$TMP"' EXIT
 export GIT_AUTHOR_NAME=sched-fastpath GIT_AUTHOR_EMAIL=sched-fastpath@example.org
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30 12:00:00 +0000" GIT_COMMITTER_DATE="2026-11-30 12:00:00 +0000"
@@ -69,7 +65,11 @@ export GIT_AUTHOR_DATE="2026-11-30 12:00:00 +0000" GIT_COMMITTER_DATE="2026-11-3
 load_series
 git -C "$WT" rev-parse -q --verify series-base >/dev/null ||
 	die "the work tree $WT has no branch 'series-base': remove it (make clean-tree) and prepare again"
-git -C "$WT" worktree add -q --detach "$TMP/wt" series-base
+# Only the files the series and the generator touch: a mini tree of
+# series-base (a few MB, where a checkout of the whole tree is 1.3 GB).
+series_mini_tree "$WT" "$TMP/wt" series-base MAINTAINERS lib/Kconfig.debug \
+	kernel/sched/fair.c kernel/sched/tests tools/testing/selftests/sched ||
+	die "cannot take the series' files from 'series-base' of $WT"
 # The prerequisites and feature patches: the series up to the marker (a
 # prerequisite the source already contains is not in series-base's way).
 series_apply "$TMP/wt" prereq feature ||

@@ -33,6 +33,18 @@ need() {
 		die "$1 not found: install the Debian package '$2' (or run 'make setup' as root)"
 }
 
+# need_space DIR GIB WHAT: fail with a one-line message when the file
+# system that holds DIR (or its nearest existing parent) has less than
+# GIB GiB free. SFP_NO_SPACE_CHECK=1 skips the check.
+need_space() {
+	local d=$1 have
+	[ "${SFP_NO_SPACE_CHECK:-0}" = 0 ] || return 0
+	while [ ! -e "$d" ]; do d=$(dirname "$d"); done
+	have=$(df -Pk "$d" | awk 'NR == 2 { print int($4 / 1048576) }')
+	[ "${have:-0}" -ge "$2" ] ||
+		die "$3 needs about $2 GiB free where $d is; there are $have GiB (df -h $d): free some, or point BUILD= (or TMPDIR=) elsewhere; SFP_NO_SPACE_CHECK=1 runs anyway"
+}
+
 # Wall-clock stage timing: stage_start NAME; ...; stage_end
 stage_start() {
 	STAGE_NAME=$1

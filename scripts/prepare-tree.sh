@@ -205,6 +205,8 @@ rm -rf "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 
 t0=$EPOCHSECONDS
+# A source tree (1.4 GB), its git objects and a build beside it.
+need_space "$WT" 3 "a new work tree"
 say "new work tree from $src_kind source $SRC"
 case $src_kind in
 git)

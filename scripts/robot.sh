@@ -85,6 +85,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 
 t_all=$EPOCHSECONDS
 if [ ! -e "$WT/.git" ]; then
+	need_space "$BUILD" 2 "the robot's worktree and builds"
 	say "checking out a worktree of $TREE at $WT"
 	git -C "$TREE" worktree prune
 	git -C "$TREE" worktree add -q --detach "$WT" patched

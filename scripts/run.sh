@@ -152,6 +152,7 @@ if [ -z "$TREE" ] && [ -z "$BOOT_ONLY" ]; then
 		rev=$(git -C "$TREE" rev-parse -q --verify "$REF^{commit}") ||
 			die "the work tree $TREE has no commit '$REF'"
 		if [ ! -e "$WTREE/.git" ]; then
+			need_space "$BUILD" 2 "a worktree and its build"
 			git -C "$TREE" worktree prune
 			say "checking out $REF at $WTREE (a git worktree of $TREE)"
 			git -C "$TREE" worktree add -q --detach "$WTREE" "$rev"

@@ -56,6 +56,13 @@ esac
 BUILD_TOP=${BUILD%/"$LINE"}
 DEFAULT=$LINE
 CHK=$BUILD_TOP/check
+# A fresh clone's run peaks at about 14 GiB under BUILD: two lines' work
+# trees, the robot's, the benchmark's and the debug kernel's worktrees
+# (docs/measurements.md). A run in place reuses them.
+space=16 what="make check"
+[ -z "$QUICK" ] || space=5 what="make check --quick"
+[ ! -d "$BUILD_TOP/$DEFAULT/wt" ] || space=3
+need_space "$BUILD_TOP" "$space" "$what"
 rm -rf "$CHK"
 mkdir -p "$CHK"
 RESULTS=$CHK/results.tsv

@@ -96,6 +96,17 @@ missing_series_file() {
 	echo "nothing made, nothing recorded"
 }
 
+# A work tree on a file system without room for it is refused before
+# anything is written there.
+small_disk() {
+	expect_error "a new work tree needs about 3 GiB free where $CHK/small is" \
+		env -u SFP_NO_SPACE_CHECK KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/small/wt" || return 1
+	local left
+	left=$(ls -A "$CHK/small")
+	[ -z "$left" ] || { echo "something was written: $left"; return 1; }
+	echo "refused; nothing written"
+}
+
 # scripts_cases: shellcheck, --help, and the bad inputs, each giving one
 # error line and leaving the user's tree as it was. Run it in a subshell
 # with the default line selected (use_line LINE check): it sets BUILD to a
@@ -192,5 +203,15 @@ scripts_cases() {
 	awk '{ print } /\.patch$/ && !done { print "0009-not-there.patch"; done = 1 }' \
 		"$PATCHES_TOP/$DEFAULT/series" >"$CHK/patches-broken/series"
 	t series_missing_file_stops_early missing_series_file
+
+	# A 16 MiB tmpfs stands for a full disk; mounting one needs root.
+	mkdir -p "$CHK/small"
+	if mount -t tmpfs -o size=16m sfp-small "$CHK/small" 2>/dev/null; then
+		t no_space_refused small_disk
+		umount "$CHK/small"
+	else
+		printf 'project\tcheck\tno_space_refused\tSKIP\t%s\n' "cannot mount a small tmpfs (needs root)" >>"$RESULTS"
+		echo "  skip   check.no_space_refused: cannot mount a small tmpfs (needs root)"
+	fi
 	stage_end
 }
