@@ -34,7 +34,12 @@ tarball (default: \$KSRC, else \$SFP_SRC_${LINE//./_}, else the tarball of
 the line's Debian package where it has one; here: ${DEFAULT_SRC:-none}).
 A SOURCE on another line than \$LINE is refused unless LINE was given.
 The source itself is never modified: a git checkout is cloned (--shared),
-anything else is copied or extracted under the build folder.
+anything else is copied or extracted under the build folder. A tarball's
+'base' is kept, by the tarball's sha256, as a bare git repository in
+\$SFP_CACHE (default \$XDG_CACHE_HOME/sched-fastpath, else
+~/.cache/sched-fastpath; here ${CACHE}): the next work tree from the same
+tarball is a local clone of it (hard links) and a checkout, not an
+extraction and a commit of 80,000 files.
 
 WORKTREE defaults to \$BUILD/tree ($BUILD/tree). If it exists it is
 reused as it is; if patches/ changed since it was prepared, 'baseline' and
@@ -50,6 +55,7 @@ three-way merge (git apply/am --3way, reading the blobs the patch was made
 from in that tree), and only a conflict stops, naming the files.
 EOF
 }
+CACHE=${SFP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sched-fastpath}
 SRC=${KSRC:-}
 WT=$BUILD/tree
 while [ $# -gt 0 ]; do
@@ -218,24 +224,47 @@ git)
 	git -C "$TMP" checkout -q -b base FETCH_HEAD
 	;;
 tar | dir)
-	mkdir -p "$TMP"
+	cached=
 	if [ "$src_kind" = tar ]; then
-		say "extracting $(basename "$SRC")"
-		tar -xf "$SRC" -C "$TMP" --strip-components=1
-		is_kernel_tree "$TMP" || die "'$SRC' does not contain a kernel source tree"
-	else
-		say "copying $SRC"
-		cp -a "$SRC"/. "$TMP"/
+		cached=$(sha256sum "$SRC")
+		cached=$CACHE/base-${cached%% *}.git
 	fi
-	git -C "$TMP" init -q -b base
-	say "committing the source as 'base' (about a minute)"
-	git -C "$TMP" add -A
-	# Debian's linux-source tarball ignores '/*' (its packaging .gitignore),
-	# so a plain add sees nothing: take every file in that case.
-	git -C "$TMP" ls-files --error-unmatch kernel/sched/fair.c >/dev/null 2>&1 ||
-		git -C "$TMP" add -A -f
-	v=$(kernel_version "$TMP")
-	git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: ${SRC##*/} ($v)"
+	if [ -n "$cached" ] && git -C "$cached" rev-parse -q --verify refs/heads/base >/dev/null 2>&1; then
+		say "checking out the source's 'base' from the cache $cached"
+		git clone -q --local -b base "$cached" "$TMP"
+		git -C "$TMP" remote remove origin
+	else
+		mkdir -p "$TMP"
+		if [ "$src_kind" = tar ]; then
+			say "extracting $(basename "$SRC")"
+			tar -xf "$SRC" -C "$TMP" --strip-components=1
+			is_kernel_tree "$TMP" || die "'$SRC' does not contain a kernel source tree"
+		else
+			say "copying $SRC"
+			cp -a "$SRC"/. "$TMP"/
+		fi
+		git -C "$TMP" init -q -b base
+		say "committing the source as 'base' (about a minute)"
+		git -C "$TMP" add -A
+		# Debian's linux-source tarball ignores '/*' (its packaging
+		# .gitignore), so a plain add sees nothing: take every file then.
+		git -C "$TMP" ls-files --error-unmatch kernel/sched/fair.c >/dev/null 2>&1 ||
+			git -C "$TMP" add -A -f
+		v=$(kernel_version "$TMP")
+		git -C "$TMP" "${GIT_ID[@]}" commit -q -m "base: ${SRC##*/} ($v)"
+		# Kept for the next work tree from this tarball; a cache that
+		# cannot be written costs only the next extraction.
+		if [ -n "$cached" ]; then
+			rm -rf "$cached.new"
+			if err=$(mkdir -p "$CACHE" 2>&1 && git clone -q --bare --local "$TMP" "$cached.new" 2>&1 &&
+				mv -T "$cached.new" "$cached" 2>&1); then
+				say "kept 'base' in the cache $cached"
+			else
+				rm -rf "$cached.new"
+				say "could not keep 'base' in the cache $CACHE (carrying on): ${err%%$'\n'*}"
+			fi
+		fi
+	fi
 	;;
 esac
 say "base committed in $((EPOCHSECONDS - t0))s"
