@@ -136,7 +136,7 @@ for n in "${names[@]}"; do
 		# neither caught nor missed. Here-strings, not pipes: under
 		# pipefail, grep -q leaving at its first match could fail the
 		# writer with SIGPIPE and so turn a caught boot into a missed one.
-		skipped=$(awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' "$log/results.tsv")
+		skipped=$(precondition_skips "$log/results.tsv")
 		all=1 skip=''
 		for e in $expect; do
 			grep -qxF -- "$e" <<<"$got" && continue

@@ -131,8 +131,7 @@ stress_run() {
 		# An expected failure that skipped on its precondition (as
 		# make mutate reads them) gives no verdict: neither a miss
 		# nor a catch.
-		skipped=$(awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' \
-			"$log/results.tsv" 2>/dev/null || true)
+		skipped=$(precondition_skips "$log/results.tsv")
 		unexpected=$(printf '%s\n' "$got" | grep -v '^$' | grep -vxF "$BASELINE_EXPECT" | tr '\n' ';' || true)
 		missed=$(printf '%s\n' "$BASELINE_EXPECT" | grep -vxF "${got:-<no failures>}" || true)
 		unmet=$(printf '%s\n' "$missed" | grep -xF "${skipped:-<no skips>}" | tr '\n' ';' || true)
