@@ -56,9 +56,10 @@ esac
 BUILD_TOP=${BUILD%/"$LINE"}
 DEFAULT=$LINE
 CHK=$BUILD_TOP/check
-# A fresh clone's run peaks at 12.6 GB under BUILD (ccache grows by at most 0.3 GB): two lines' work
+# A fresh clone's run peaks at 12.6 GB under BUILD: two lines' work
 # trees, the robot's, the benchmark's and the debug kernel's worktrees
-# (docs/measurements.md). A run in place reuses them.
+# (docs/harness.md). A cold ccache grows by about 0.3 GB. A run in
+# place reuses the worktrees.
 space=15 what="make check"
 [ -z "$QUICK" ] || space=5 what="make check --quick"
 [ ! -d "$BUILD_TOP/$DEFAULT/wt" ] || space=3
