@@ -113,35 +113,34 @@ paths_outermost() {
 # SOURCE is a source tarball, a kernel git checkout (its REV, default
 # HEAD) or a source directory.
 series_mini_tree() {
-	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=() v list
+	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=() xpaths=() v list
 	shift $(($# < 3 ? $# : 3))
 	p=$(series_paths "$PATCHES")
 	split_lines paths "$p"
 	mkdir -p "$dir"
-	paths+=("$@")
+	# The EXTRA paths that SOURCE has (a series path it lacks fails).
+	if [ $# -gt 0 ]; then
+		if [ -f "$src" ]; then
+			list=$(tar -tf "$src" | sed 's,^[^/]*/,,; s,/$,,') || return 1
+			p=$(paths_present "$list" "$@")
+		elif [ -e "$src/.git" ]; then
+			p=$(git -C "$src" ls-tree --name-only "$rev" -- "$@") || return 1
+		else
+			p=$(for p in "$@"; do [ ! -e "$src/$p" ] || echo "$p"; done)
+		fi
+		split_lines xpaths "$p"
+		paths+=("${xpaths[@]}")
+	fi
+	p=$(paths_outermost "${paths[@]}")
+	split_lines paths "$p"
 	if [ -f "$src" ]; then
 		# head closes the pipe early: tar's SIGPIPE is expected
 		top=$(tar -tf "$src" | head -n 1) || true
 		top=${top%%/*}
-		if [ $# -gt 0 ]; then
-			list=$(tar -tf "$src" | sed "s,^$top/,,; s,/\$,,") || return 1
-			p=$(paths_present "$list" "${paths[@]}")
-			split_lines paths "$p"
-		fi
-		p=$(paths_outermost "${paths[@]}")
-		split_lines paths "$p"
 		tar -xf "$src" -C "$dir" --strip-components=1 "${paths[@]/#/$top/}" || return 1
 	elif [ -e "$src/.git" ]; then
-		if [ $# -gt 0 ]; then
-			p=$(git -C "$src" ls-tree --name-only "$rev" -- "${paths[@]}") || return 1
-			split_lines paths "$p"
-		fi
 		git -C "$src" archive "$rev" -- "${paths[@]}" | tar -x -C "$dir" || return 1
 	else
-		p=$(for p in "${paths[@]}"; do [ ! -e "$src/$p" ] || echo "$p"; done)
-		split_lines paths "$p"
-		p=$(paths_outermost "${paths[@]}")
-		split_lines paths "$p"
 		for p in "${paths[@]}"; do
 			if [ -d "$src/$p" ]; then
 				mkdir -p "$dir/$p" && cp -a "$src/$p/." "$dir/$p/" || return 1
