@@ -89,63 +89,33 @@ series_paths() {
 	} | sort -u
 }
 
-# paths_present LIST PATH...: the PATHs that are lines of LIST.
-paths_present() {
-	local list=$1
-	shift
-	awk 'FNR == NR { have[$0] = 1; next } $0 in have' - <(printf '%s\n' "$@") <<<"$list"
-}
-
-# paths_outermost PATH...: the PATHs, sorted, once each, without those
-# inside another (tar names a member once: a file under a directory
-# given too would be 'not found').
-paths_outermost() {
-	printf '%s\n' "$@" | LC_ALL=C sort -u | awk '{
-		n = split($0, c, "/"); pre = ""; inside = 0
-		for (i = 1; i < n; i++) { pre = pre (i > 1 ? "/" : "") c[i]; if (pre in kept) inside = 1 }
-		if (!inside) { kept[$0] = 1; print }
-	}'
-}
-
 # series_mini_tree SOURCE DIR [REV [EXTRA...]]: the files of SOURCE
-# that series_paths names, and those of the files or directories EXTRA
-# that SOURCE has, as a git tree with one commit on branch 'base'.
-# SOURCE is a source tarball, a kernel git checkout (its REV, default
-# HEAD) or a source directory.
+# that series_paths names, as a git tree with one commit on branch
+# 'base'. SOURCE is a source tarball, a kernel git checkout (its REV,
+# default HEAD) or a source directory. EXTRA (a git checkout only): files
+# or directories taken too where REV has them.
 series_mini_tree() {
-	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=() xpaths=() v list
+	local src=$1 dir=$2 rev=${3:-HEAD} top p paths=() xpaths=() v
 	shift $(($# < 3 ? $# : 3))
 	p=$(series_paths "$PATCHES")
 	split_lines paths "$p"
 	mkdir -p "$dir"
-	# The EXTRA paths that SOURCE has (a series path it lacks fails).
-	if [ $# -gt 0 ]; then
-		if [ -f "$src" ]; then
-			list=$(tar -tf "$src" | sed 's,^[^/]*/,,; s,/$,,') || return 1
-			p=$(paths_present "$list" "$@")
-		elif [ -e "$src/.git" ]; then
-			p=$(git -C "$src" ls-tree --name-only "$rev" -- "$@") || return 1
-		else
-			p=$(for p in "$@"; do [ ! -e "$src/$p" ] || echo "$p"; done)
-		fi
-		split_lines xpaths "$p"
-		paths+=("${xpaths[@]}")
-	fi
-	p=$(paths_outermost "${paths[@]}")
-	split_lines paths "$p"
 	if [ -f "$src" ]; then
+		[ $# = 0 ] || return 1
 		# head closes the pipe early: tar's SIGPIPE is expected
 		top=$(tar -tf "$src" | head -n 1) || true
 		top=${top%%/*}
 		tar -xf "$src" -C "$dir" --strip-components=1 "${paths[@]/#/$top/}" || return 1
 	elif [ -e "$src/.git" ]; then
+		if [ $# -gt 0 ]; then
+			p=$(git -C "$src" ls-tree --name-only "$rev" -- "$@") || return 1
+			split_lines xpaths "$p"
+			paths+=("${xpaths[@]}")
+		fi
 		git -C "$src" archive "$rev" -- "${paths[@]}" | tar -x -C "$dir" || return 1
 	else
+		[ $# = 0 ] || return 1
 		for p in "${paths[@]}"; do
-			if [ -d "$src/$p" ]; then
-				mkdir -p "$dir/$p" && cp -a "$src/$p/." "$dir/$p/" || return 1
-				continue
-			fi
 			case $p in */*) mkdir -p "$dir/${p%/*}" ;; esac
 			cp -a "$src/$p" "$dir/$p" || return 1
 		done
