@@ -1,8 +1,10 @@
-# sched-fastpath: see README.md. Every target is a thin wrapper over scripts/.
+# SPDX-License-Identifier: GPL-2.0
+# sched-fastpath: see README.md. Every target is a thin wrapper over ./sfp
+# or scripts/; the project's facts are in sfp.toml.
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
 
 all: run
 
@@ -14,6 +16,7 @@ help:
 	@echo "make [run]      prepare tree, apply series, build, boot, test, report"
 	@echo "make check      the project's whole test suite, every line (what CI runs)"
 	@echo "make check-quick  scripts and series checks only (no kernel build)"
+	@echo "make unit       the harness tool's own unit tests (seconds; in make check)"
 	@echo "make setup      install missing Debian packages (root)"
 	@echo "make prepare    only prepare the work tree ($(BUILD)/LINE/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
@@ -77,10 +80,13 @@ kunit: prepare
 
 MUTATE_BOOTS ?= 5
 mutate: prepare
-	scripts/mutate.sh -k $(MUTATE_BOOTS)
+	./sfp mutate -k $(MUTATE_BOOTS)
 
 selftest-ab: prepare
-	scripts/mutate.sh -k $(MUTATE_BOOTS) patched baseline
+	./sfp mutate -k $(MUTATE_BOOTS) patched baseline
+
+unit:
+	python3 -m unittest discover -s harness/tests -t harness/tests
 
 N ?= 10
 BUSY ?= 0

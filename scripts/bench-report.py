@@ -580,7 +580,7 @@ def write_report(run, meta, topos, reps, stats, plots, data, levels):
                        ("perf", "perf in the guest"), ("retried", "boots retried after a failure (raw/*.failed)")):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")
-    w("Topologies (`kernel-config/topologies`; levels as the guest's kernel built them):")
+    w("Topologies (`sfp.toml [topologies]`; levels as the guest's kernel built them):")
     w("")
     w("| topology | vCPUs | QEMU -smp | NUMA nodes | domain levels seen |")
     w("|---|---|---|---|---|")

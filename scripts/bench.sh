@@ -11,7 +11,7 @@ Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
 from the prepared work tree with the same config (the fragments of kind
-bench in kernel-config/kernels; no KUnit suites), then for every
+bench in sfp.toml [kinds]; no KUnit suites), then for every
 repetition and vCPU count boot each kernel once per guest CPU topology,
 alternating which goes first, and run in the guest
 (scripts/guest/sfp_bench.sh):
@@ -34,7 +34,7 @@ sched_balance_newidle, sched_balance_rq and task_tick_fair).
 Then write OUTDIR/report.md with the tables and plots (scripts/bench-report.py).
 
 Options:
-  -t LIST    guest topologies of kernel-config/topologies, quoted
+  -t LIST    guest topologies of sfp.toml [topologies], quoted
              [default "smp2 smp8 smt2x2x2 sock4x2"]
   -s LIST    vCPU counts, quoted: the flat topologies smpN
   -d SEC     guest seconds per workload and phase [default 3]
@@ -134,7 +134,7 @@ fi
 mkdir -p "$OUT/raw" "$B/bin"
 OUT=$(realpath "$OUT")
 [ -n "$SMOKE" ] || ln -sfn "$OUT" "$B/latest"
-# The bench kind (kernel-config/kernels): its config and its command
+# The bench kind (sfp.toml [kinds]): its config and its command
 # line, sched_verbose for the domains' debugfs files (max_newidle_lb_cost)
 # and RCU stall warnings off: under -icount, guest time once jumped 41 s in
 # a busy phase (clocksource watchdog: "Long readout interval") and RCU

@@ -17,7 +17,7 @@ qemu.log (QEMU's own output).
 
 Options (environment variable in brackets):
   -s N       vCPUs [SMP, default 4], one domain level
-  -t NAME    a CPU topology of kernel-config/topologies instead [TOPOLOGY],
+  -t NAME    a CPU topology of sfp.toml [topologies] instead [TOPOLOGY],
              e.g. smt2x2x2 (sockets, cores, threads and NUMA nodes)
   -m MB      memory [MEM, default 512]
   -T SEC     host-side timeout [BOOT_TIMEOUT, default 600]

@@ -13,7 +13,7 @@ tests' own kernel/sched/tests/.kunitconfig and
 tools/testing/selftests/sched/config where TREE has them) onto
 allnoconfig with TREE's scripts/kconfig/merge_config.sh into OBJDIR, fail
 if any requested option is missing from the final .config (but for
-those the line's series lists as absent, '# config absent:', which are
+those sfp.toml lists as absent for the line (config_absent), which are
 named and left out), then build
 bzImage out of tree (O=OBJDIR) with ccache. Incremental: re-running after
 an edit rebuilds only what changed.
@@ -73,16 +73,16 @@ say "config: $(printf '%s ' "${FRAGS[@]##*/}")-> $OBJ/.config"
 # Every option a fragment asks for must be in the final .config as asked:
 # merge_config.sh only warns when Kconfig drops one for a missing dependency.
 missing=$(config_unmet "$OBJ/.config" "${FRAGS[@]}")
-# An option the line does not have ('# config absent:' in its series:
+# An option the line does not have (config_absent in sfp.toml:
 # the fragments serve every line, and options come and go between them)
 # is named and left out; any other missing option is an error.
-absent=" $(series_field "$LINE" "config absent") "
+absent=" $(line_field "$LINE" config_absent) "
 if [ -n "$missing" ]; then
 	kept=
 	while IFS= read -r m; do
 		sym=$(printf '%s\n' "$m" | sed -E 's/^(# )?CONFIG_([A-Za-z0-9_]+)[= ].*/\2/')
 		case $absent in
-		*" $sym "*) say "CONFIG_$sym: not an option of the $LINE line (patches/$LINE/series): left out" ;;
+		*" $sym "*) say "CONFIG_$sym: not an option of the $LINE line (sfp.toml config_absent): left out" ;;
 		*) kept+="$m"$'\n' ;;
 		esac
 	done <<<"$missing"

@@ -27,15 +27,14 @@ in the line's series (replacing the entries that followed it).
   kunit/      fair_kunit.c -> kernel/sched/tests/fair_kunit.c,
               fair_kunit-LINE.h -> kernel/sched/tests/fair_kunit.h (what
               differs between lines: names, types, the paths a line has;
-              a line like another names it in its series, '# kunit
-              header: 6.12')
+              a line like another names it in sfp.toml, kunit_header)
               (and the directory listed under SCHEDULER in MAINTAINERS),
               .kunitconfig -> kernel/sched/tests/.kunitconfig,
               Kconfig      -> lib/Kconfig.debug, after SCHEDSTATS,
               and the #include at the end of kernel/sched/fair.c
   selftests/  every file   -> tools/testing/selftests/sched/ (and MAINTAINERS;
-              config without the options the line's series lists as
-              '# config absent:')
+              config without the options sfp.toml lists as
+              config_absent for the line)
 
 --check writes nothing and exits 1 if patches/ differs from what would be
 generated. Needs a prepared work tree (make prepare).
@@ -107,12 +106,9 @@ maintainers_add() {
 # KUnit.
 mkdir -p "$W/kernel/sched/tests"
 cp "$ROOT/kunit/fair_kunit.c" "$W/kernel/sched/tests/fair_kunit.c"
-# The line's own header, else the one its series names ('# kunit header:
-# 6.12' where the names, types and paths are those of 6.12).
-hdr_line=$LINE
-[ -f "$ROOT/kunit/fair_kunit-$LINE.h" ] || hdr_line=$(series_field "$LINE" "kunit header")
-[ -f "$ROOT/kunit/fair_kunit-${hdr_line:-none}.h" ] ||
-	die "no kunit/fair_kunit-$LINE.h, and patches/$LINE/series names no '# kunit header:' that exists (see docs/series.md, 'Adding a kernel line')"
+# The header sfp.toml names for the line (kunit_header: 6.12 where the
+# names, types and paths are those of 6.12); sfp checks that it exists.
+hdr_line=$(line_field "$LINE" kunit_header)
 cp "$ROOT/kunit/fair_kunit-$hdr_line.h" "$W/kernel/sched/tests/fair_kunit.h"
 cp "$ROOT/kunit/.kunitconfig" "$W/kernel/sched/tests/.kunitconfig"
 printf '\n#ifdef CONFIG_SCHED_FAIR_KUNIT_TEST\n#include "tests/fair_kunit.c"\n#endif\n' >>"$W/kernel/sched/fair.c"
@@ -135,7 +131,7 @@ if [ -f "$ROOT/selftests/COMMIT_MSG" ]; then
 		cp "$ROOT/selftests/$f" "$W/tools/testing/selftests/sched/$f"
 	done
 	# The tests' config asks for nothing the line does not have.
-	for sym in $(series_field "$LINE" "config absent"); do
+	for sym in $(line_field "$LINE" config_absent); do
 		sed -i "/^CONFIG_$sym=/d; /^# CONFIG_$sym is not set/d" "$W/tools/testing/selftests/sched/config"
 	done
 	maintainers_add "F:	kernel/sched/tests/" "F:	tools/testing/selftests/sched/"

@@ -6,8 +6,6 @@ set -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PROG=$(basename "$0")
 PATCHES_TOP=$ROOT/patches
-# The line used when neither LINE nor KSRC says otherwise.
-DEFAULT_LINE=6.12
 
 die() {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
@@ -148,39 +146,40 @@ source_version() {
 	fi
 }
 
-# lines: the kernel lines the project has a series for, patches/X.Y/series.
+# sfp ARGS...: the harness tool, which reads sfp.toml (the project's
+# facts: lines, kinds, topologies, expectations). Its refusals are one
+# 'sfp: error:' line on stderr, so callers stop without adding their own.
+SFP=$ROOT/sfp
+sfp() { "$SFP" "$@"; }
+
+# lines: the kernel lines the project has a series for (sfp.toml).
 lines() {
-	local s
-	for s in "$PATCHES_TOP"/*/series; do
-		[ -f "$s" ] || continue
-		s=${s%/series}
-		printf '%s\n' "${s##*/}"
-	done | sort -V | tr '\n' ' ' | sed 's/ $//'
+	sfp get lines
 }
 
-# series_field LINE FIELD: the value of the line's '# FIELD: VALUE'
-# comment in patches/LINE/series (the line's data), or nothing.
-series_field() {
-	sed -n "s/^# $2: //p" "$PATCHES_TOP/$1/series" 2>/dev/null | head -n 1 || true
+# line_field LINE FIELD: one fact of a line (sfp get --help: known_good,
+# debian_package, config_absent, kunit_header, mutation_table), or nothing.
+line_field() {
+	sfp get line "$1" "$2"
 }
 
 # line_source LINE: the source taken for LINE when KSRC is not given:
 # \$SFP_SRC_<LINE> (6.19: SFP_SRC_6_19), else the tarball of the line's
-# Debian package ('# debian package:' in its series), else nothing.
+# Debian package, else nothing.
 line_source() {
 	local var=SFP_SRC_${1//./_} pkg
 	if [ -n "${!var:-}" ]; then
 		echo "${!var}"
 		return
 	fi
-	pkg=$(series_field "$1" "debian package")
+	pkg=$(line_field "$1" debian_package)
 	[ -z "$pkg" ] || echo "/usr/src/$pkg.tar.xz"
 }
 
 # line_source_hint LINE: how to give LINE a source, for messages.
 line_source_hint() {
 	local pkg
-	pkg=$(series_field "$1" "debian package")
+	pkg=$(line_field "$1" debian_package)
 	if [ -n "$pkg" ]; then
 		echo "install $pkg (make setup), or give a tree as KSRC=/path/to/linux or SFP_SRC_${1//./_}=/path/to/linux"
 	else
@@ -204,7 +203,7 @@ nearest_line() {
 # directory BUILD, the line's default source DEFAULT_SRC (line_source;
 # empty if it has none) and KNOWN_GOOD.
 # LINE comes from the environment, else from the version of $KSRC, else
-# it is DEFAULT_LINE (LINE_FROM says which). A source that does not exist or has no version is
+# it is sfp.toml's default_line (LINE_FROM says which). A source that does not exist or has no version is
 # left to the caller to report; a version with no line stops here.
 # BUILD is \$BUILD/LINE (default build/LINE): every line has its own work
 # tree, kernels and logs. Scripts that call scripts inherit LINE and BUILD.
@@ -225,7 +224,7 @@ select_line() {
 				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $ls (patches/LINE/); the nearest is $near, LINE=$near forces it (see docs/series.md, 'Adding a kernel line')"
 			fi
 		else
-			LINE=$DEFAULT_LINE
+			LINE=$(sfp get default-line)
 		fi
 	fi
 	[ -f "$PATCHES_TOP/$LINE/series" ] ||
@@ -237,8 +236,8 @@ select_line() {
 	SFP_LINE_BUILD=$BUILD
 	# shellcheck disable=SC2034 # used by the scripts that source this file
 	DEFAULT_SRC=$(line_source "$LINE")
-	KNOWN_GOOD=$(sed -n 's/^# known good: //p' "$PATCHES_TOP/$LINE/series" | head -n 1)
-	KNOWN_GOOD=${KNOWN_GOOD:-Linux $LINE.y}
+	# shellcheck disable=SC2034 # used by the scripts that source this file
+	KNOWN_GOOD=$(line_field "$LINE" known_good)
 	export LINE LINE_FROM BUILD SFP_LINE_BUILD
 }
 
@@ -287,14 +286,14 @@ wt_record_prepared() {
 }
 
 # failed_cases RESULTS.tsv: the cases (suite.case) that neither passed nor
-# were skipped, one per line, as scripts/summarize.py wrote them (nothing
+# were skipped, one per line, as sfp summarize wrote them (nothing
 # when the file is missing).
 failed_cases() {
 	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null || true
 }
 
 # precondition_skips RESULTS.TSV: "SOURCE.CASE" of every case that
-# skipped because its precondition did not hold (summarize.py's note): a
+# skipped because its precondition did not hold (sfp summarize's note): a
 # boot that gives such a case no verdict, neither a pass nor a failure.
 precondition_skips() {
 	awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' "$1" 2>/dev/null || true
@@ -357,82 +356,50 @@ newidle_figures() {
 		END { flush() }'
 }
 
-# Kinds of kernel (kernel-config/kernels).
-KINDS=$ROOT/kernel-config/kernels
-# kernel_kind NAME: that row's "CONFIG<TAB>PATCHES<TAB>APPEND"; dies naming
-# the known kinds when NAME is not a row (call it once outside $(...)).
+# Kinds of kernel and guest topologies: records of sfp.toml. Each helper
+# stops the script (sfp's one error line names the known ones) when NAME
+# is not a record; call it once outside $(...) first, or as VAR=$(...) ||
+# exit.
+
+# kernel_kind NAME: succeeds when NAME is a kind of kernel.
 kernel_kind() {
-	local row names
-	row=$(awk -v n="$1" '!/^#/ && $1 == n { a = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]*/, "", a)
-		print $2 "\t" $3 "\t" a; exit }' "$KINDS")
-	if [ -z "$row" ]; then
-		names=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")
-		die "unknown kernel kind '$1': the kinds are $names (kernel-config/kernels)"
-	fi
-	printf '%s\n' "$row"
+	sfp get kind "$1" append >/dev/null || exit 1
 }
 
 # kernel_kind_fragments NAME TREE: the config fragments of kind NAME for
 # TREE, one path a line, in merge order.
 kernel_kind_fragments() {
-	local cfg f
-	cfg=$(kernel_kind "$1" | cut -f1)
-	case $cfg in default | default+*) default_fragments "$2" ;; esac
-	case $cfg in default) return 0 ;; default+*) cfg=${cfg#default+} ;; esac
-	for f in ${cfg//,/ }; do printf '%s\n' "$ROOT/kernel-config/$f"; done
+	local dflt fl f
+	dflt=$(sfp get kind "$1" default_fragments) || exit 1
+	fl=$(sfp get kind "$1" fragments) || exit 1
+	[ "$dflt" != yes ] || default_fragments "$2"
+	for f in $fl; do printf '%s\n' "$ROOT/kernel-config/$f"; done
 }
 
-# kernel_kind_patches NAME: its patches, one path a line (none for "-").
+# kernel_kind_patches NAME: its patches, one path a line.
 kernel_kind_patches() {
 	local p ps
-	ps=$(kernel_kind "$1" | cut -f2)
-	[ "$ps" = - ] && return 0
-	for p in ${ps//,/ }; do printf '%s\n' "$ROOT/$p"; done
+	ps=$(sfp get kind "$1" patches) || exit 1
+	for p in $ps; do printf '%s\n' "$ROOT/$p"; done
 }
 
-# kernel_kind_append NAME: its command line (empty for "-").
+# kernel_kind_append NAME: its command line (may be empty).
 kernel_kind_append() {
-	local a
-	a=$(kernel_kind "$1" | cut -f3)
-	[ "$a" = - ] || printf '%s\n' "$a"
+	sfp get kind "$1" append || exit 1
 }
 
-# Guest topologies (kernel-config/topologies).
-TOPOLOGIES=$ROOT/kernel-config/topologies
-# topology NAME: that row's fields "SMP NODES SHAPE" (tab-joined); dies
-# naming the known ones when NAME is not a row.
+# topology NAME: succeeds when NAME is a topology.
 topology() {
-	local row names
-	row=$(awk -v n="$1" '$1 == n { sub(/^[^ \t]+[ \t]+/, ""); s = $0; sub(/^[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", s)
-		print $1 "\t" $2 "\t" s; exit }' "$TOPOLOGIES")
-	if [ -z "$row" ]; then
-		names=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$TOPOLOGIES")
-		die "unknown topology '$1': kernel-config/topologies has $names"
-	fi
-	printf '%s\n' "$row"
+	sfp get topology "$1" vcpus >/dev/null || exit 1
 }
 # topology_vcpus NAME: its vCPU count (the first number of -smp).
 topology_vcpus() {
-	local row
-	row=$(topology "$1") || return 1
-	row=${row%%$'\t'*}
-	echo "${row%%,*}"
+	sfp get topology "$1" vcpus || exit 1
 }
 # topology_qemu NAME MEM: its QEMU options, one per line (-smp SPEC, and
 # per NUMA node a memory backend of MEM/nodes MiB and a -numa node).
 topology_qemu() {
-	local row smp nodes i=0 n c
-	row=$(topology "$1") || return 1
-	smp=$(cut -f1 <<<"$row")
-	nodes=$(cut -f2 <<<"$row")
-	printf '%s\n' -smp "$smp"
-	[ "$nodes" != - ] || return 0
-	n=$(tr ',' '\n' <<<"$nodes" | wc -l)
-	[ $(($2 % n)) = 0 ] || die "topology $1: $2 MiB of memory do not split into $n nodes"
-	for c in ${nodes//,/ }; do
-		printf '%s\n' -object "memory-backend-ram,id=m$i,size=$(($2 / n))M" -numa "node,nodeid=$i,cpus=$c,memdev=m$i"
-		i=$((i + 1))
-	done
+	sfp get topology "$1" qemu "$2" || exit 1
 }
 
 # config_unmet [--strict] CONFIG FRAGMENT...: the options the fragments

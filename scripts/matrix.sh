@@ -203,7 +203,7 @@ boot_version() {
 boots=$M/boots.md
 : >"$boots"
 for l in $MLINES; do
-	pkg=$(series_field "$l" "debian package")
+	pkg=$(line_field "$l" debian_package)
 	if [ -z "$pkg" ]; then
 		# No point releases to fetch: the line's one source, if given.
 		src=$(line_source "$l")

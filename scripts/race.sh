@@ -13,7 +13,7 @@ Usage: $PROG [-n BOOTS] [-d SECONDS] [-s VCPUS] [--lockdep-only]
 Two kernels from the work tree: 'unfixed' is 'base' (the source as it
 is, e.g. Debian's 6.12.117) and 'fixed' is base + the series' prerequisite
 patch (upstream e08d007f9d81), both with the benchmark's config
-(the fragments of kind race in kernel-config/kernels). Every kernel
+(the fragments of kind race in sfp.toml [kinds]). Every kernel
 goes through scripts/run.sh.
 
 1. Deterministic: 'patched' (which carries the fix) and 'patched' with
@@ -62,7 +62,7 @@ for i in "${!SERIES[@]}"; do
 	[ "${SERIES_ROLE[i]}" != prereq ] || FIX=${SERIES[i]}
 done
 [ -n "$FIX" ] || die "patches/series has no prerequisite fix"
-# The debug kind's hook (kernel-config/kernels), named in the report.
+# The debug kind's hook (sfp.toml [kinds]), named in the report.
 HOOK=$(kernel_kind_patches debug | head -n 1)
 OUT=$BUILD/race
 rm -rf "$OUT"

@@ -110,5 +110,5 @@ title="In-guest results: $(cat "$LOGDIR/boot.info" 2>/dev/null || echo "boot inf
 { cat "$LOGDIR/console.log" "$LOGDIR"/kselftest-*.tap "$LOGDIR"/guest-*.tap 2>/dev/null || true; } | tr -d '\r' |
 	sed -n -e 's/^[[:space:]#]*ok [0-9][0-9]* \([^ #][^ ]*\) # SKIP precondition:.*/\1/p' \
 		-e 's/^[[:space:]#]*ok [0-9][0-9]* # SKIP precondition:.*/(unnamed)/p' | sort -u >"$LOGDIR/precondition-skips"
-python3 "$ROOT/scripts/summarize.py" --no-skips --precondition-skips "$LOGDIR/precondition-skips" \
+"$ROOT/sfp" summarize --no-skips --precondition-skips "$LOGDIR/precondition-skips" \
 	--title "$title" "${args[@]}" --tsv "$extra" --out "$OUT"

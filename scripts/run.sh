@@ -7,7 +7,7 @@ set -euo pipefail
 
 usage() {
 	local kinds
-	kinds=$(awk '!/^#/ && NF { printf "%s%s", s, $1; s = ", " }' "$KINDS")
+	kinds=$(sfp get kinds)
 	cat <<EOF
 Usage: $PROG [-K KIND] [-t TREE | -r REF [-p PATCH]...] [-n NAME] [-l LOGDIR]
              [-f FRAGMENT]... [-F FRAGMENT]... [-x PROGRAM]... [-b FILE]...
@@ -22,7 +22,7 @@ linux-source-6.12), build its checked-out 'patched'. A prepared work tree
 is reused as it is, so a developer can edit it and re-run: the build is
 incremental.
 
-  -K KIND      a kind of kernel, a row of kernel-config/kernels
+  -K KIND      a kind of kernel, a row of sfp.toml [kinds]
                ($kinds):
                its config fragments (instead of the defaults below), its
                patches (after -p's) and its command line (before APPEND's)
@@ -96,8 +96,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# Every variable and the kind and topology, before anything is touched.
+sfp validate ${KIND:+-K "$KIND"} || exit 1
 if [ -n "$KIND" ]; then
-	kernel_kind "$KIND" >/dev/null
 	kpatches=$(kernel_kind_patches "$KIND")
 	split_lines kp "$kpatches"
 	XPATCHES+=("${kp[@]}")
@@ -129,6 +130,7 @@ if [ -n "$REF" ]; then
 else
 	OBJ=$(kernel_obj "$BUILD" "$NAME")
 fi
+LOG_GIVEN=$LOG
 LOG=${LOG:-$(kernel_logs "$BUILD" "$NAME")}
 # Absolute: the report's parsers run in other directories.
 LOG=$(realpath -m "$LOG")
@@ -139,7 +141,14 @@ if [ -n "$BOOT_ONLY" ]; then
 	[ -z "$REF" ] || TREE=$WTREE
 	TREE=${TREE:-$BUILD/tree}
 fi
-rm -rf "$LOG"
+# The last run's logs of this name are kept as NAME.prev (one generation);
+# a log directory given with -l is the caller's to manage, and emptied.
+if [ -z "$LOG_GIVEN" ] && [ -d "$LOG" ]; then
+	rm -rf "$LOG.prev"
+	mv "$LOG" "$LOG.prev"
+else
+	rm -rf "$LOG"
+fi
 mkdir -p "$OBJ" "$LOG"
 export STAGE_TIMES=$LOG/stage-times.tsv
 : >"$STAGE_TIMES"
@@ -248,7 +257,7 @@ say "report: $LOG/report.txt"
 if [ "$boot_rc" != 0 ]; then
 	# The guest did not finish cleanly: count that, whatever ran before.
 	printf 'boot\tboot\t(guest run)\tFAIL\tsee %s/console.log\n' "$LOG" >>"$LOG/results.tsv"
-	python3 "$ROOT/scripts/summarize.py" --title "Results, with the failed guest run" --tsv "$LOG/results.tsv" | tail -n 1
+	sfp summarize --title "Results, with the failed guest run" --tsv "$LOG/results.tsv" | tail -n 1
 	exit 1
 fi
 exit "$rep_rc"

@@ -20,7 +20,7 @@ Usage: $PROG [--check]
 Make sure these Debian packages are installed:
   ${PKGS//$'\n'/ }
 and, when KSRC is not set, the Debian package of every line that has one
-('# debian package:' in patches/LINE/series; lines: $ls): each such
+(debian_package in sfp.toml; lines: $ls): each such
 line's default kernel source, used by make check.
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
@@ -37,7 +37,7 @@ esac
 
 if [ -z "${KSRC:-}" ]; then
 	for l in $(lines); do
-		pkg=$(series_field "$l" "debian package")
+		pkg=$(line_field "$l" debian_package)
 		[ -z "$pkg" ] || PKGS="$PKGS $pkg"
 	done
 fi

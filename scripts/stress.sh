@@ -32,9 +32,9 @@ finding.
   -m MINUTES   stress time per kernel [default 10]
   -S SECONDS   stress time in seconds instead (make check: 20)
   -s VCPUS     guest vCPUs [default 4]
-  -t TOPOLOGY  a CPU topology of kernel-config/topologies instead of -s
+  -t TOPOLOGY  a CPU topology of sfp.toml [topologies] instead of -s
                (multi-level: smt2x2x2, sock4x2)
-  -K KIND      the kind of debug kernel, a row of kernel-config/kernels
+  -K KIND      the kind of debug kernel, a row of sfp.toml [kinds]
                with the debug hook [default debug; debug-numa adds the
                NUMA level]; it is also the build's name
   -N RUNS      boot each kernel RUNS times (built by the first) and tally:
@@ -54,7 +54,10 @@ KIND=debug
 TOPO=
 while [ $# -gt 0 ]; do
 	case $1 in
-	-m) SECS=$((${2:?} * 60)); shift 2 ;;
+	-m)
+		case ${2:-} in '' | *[!0-9]* | 0) die "-m wants a whole number of minutes > 0, not '${2:-}'" ;; esac
+		SECS=$(($2 * 60))
+		shift 2 ;;
 	-S) SECS=${2:?}; shift 2 ;;
 	-s) VCPUS=${2:?}; shift 2 ;;
 	-t) TOPO=${2:?}; shift 2 ;;
@@ -74,7 +77,7 @@ kind_patches=$(kernel_kind_patches "$KIND")
 grep -q '/tests/debug/' <<<"$kind_patches" ||
 	die "kind '$KIND' has no debug hook (tests/debug/): not a debug kernel"
 if [ -n "$TOPO" ]; then
-	topology "$TOPO" >/dev/null
+	sfp validate -K "$KIND" -t "$TOPO" || exit 1
 	VCPUS=$(topology_vcpus "$TOPO")
 	export TOPOLOGY=$TOPO
 else
@@ -98,12 +101,13 @@ mkdir -p "$OUT"
 # baseline gets the series' kselftests, as in make mutate.
 selftests_patch "$BUILD/tree" "$OUT/selftests.patch"
 # What baseline must fail: the cases that guard the two mechanisms
-# (tests/baseline-fails), the runner's verdict on each of their programs,
-# and this script's own two checks.
+# (sfp.toml expect.baseline_fails), the runner's verdict on each of their
+# programs, and this script's own two checks.
+baseline_fails=$(sfp get baseline-fails)
 BASELINE_EXPECT=$(
 	printf '%s\n' stress.root_tg_load_avg_zero stress.indicator_clear_after_stress
-	grep -v '^#' "$ROOT/tests/baseline-fails"
-	grep -v '^#' "$ROOT/tests/baseline-fails" | cut -d. -f1 | sort -u | sed 's/^/kselftest.selftests: sched: /'
+	printf '%s\n' "$baseline_fails"
+	printf '%s\n' "$baseline_fails" | cut -d. -f1 | sort -u | sed 's/^/kselftest.selftests: sched: /'
 )
 # stress_run KERNEL LOG [RUN-OPTION]: one boot; 0 when it is what KERNEL
 # must give.

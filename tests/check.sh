@@ -131,4 +131,4 @@ speed+=" ccache: $((m1 - m0)) compiled, $((h1 - h0)) from the cache ($f0 files i
 echo "$speed" | tee "$CHK/speed.txt"
 args=(--tsv "$RESULTS")
 [ -n "$QUICK" ] || args+=(--tsv "$CHK/main-job.tsv")
-python3 "$ROOT/scripts/summarize.py" --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"
+sfp summarize --title "make check: all results" "${args[@]}" --out "$CHK/all.tsv"

@@ -10,6 +10,11 @@ help_all() {
 		"$s" --help >/dev/null || { echo "$s --help failed"; return 1; }
 		echo "$s --help: ok"
 	done
+	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
+	for s in data get validate result summarize mutate prose; do
+		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
+		echo "sfp $s --help: ok"
+	done
 }
 
 # The drifted tree is refused with the patch and place named, and no
@@ -107,6 +112,57 @@ small_disk() {
 	echo "refused; nothing written"
 }
 
+# ksrc_missing_keeps_report: a KSRC that is not there is refused before
+# the last run's report is touched.
+ksrc_missing_keeps_report() {
+	local b=$CHK/build-keep logs
+	logs=$b/$DEFAULT/logs/patched
+	mkdir -p "$logs"
+	echo "the last run's report" >"$logs/report.txt"
+	expect_error "KSRC=$CHK/nonexistent does not exist" env -u SFP_LINE_BUILD -u LINE \
+		BUILD="$b" KSRC="$CHK/nonexistent" "$ROOT/scripts/run.sh" || return 1
+	grep -qx "the last run's report" "$logs/report.txt" 2>/dev/null ||
+		{ echo "the last report was lost"; return 1; }
+	[ ! -e "$logs.prev" ] || { echo "the logs were moved"; return 1; }
+	echo "refused; the last report kept"
+}
+
+# refused_before_work PATTERN VAR=VALUE...: scripts/run.sh with those
+# variables stops with one error line matching PATTERN, and makes nothing
+# under its BUILD.
+refused_before_work() {
+	local pat=$1 b=$CHK/build-bad
+	shift
+	rm -rf "$b"
+	expect_error "$pat" env -u SFP_LINE_BUILD BUILD="$b" "$@" "$ROOT/scripts/run.sh" || return 1
+	if [ -e "$b" ]; then
+		echo "run.sh made $b:"
+		find "$b" | head -n 3
+		return 1
+	fi
+	echo "refused before any work: $*"
+}
+
+# bad_variables: every variable the main job takes, refused when it cannot
+# work, before anything is made.
+bad_variables() {
+	refused_before_work "unknown topology 'nosuch'" TOPOLOGY=nosuch &&
+		refused_before_work "topology sock4x2 has 4 NUMA nodes, but kernel kind 'main'" TOPOLOGY=sock4x2 &&
+		refused_before_work "SMP=abc: a number of vCPUs" SMP=abc &&
+		refused_before_work "SMP=16: a number of vCPUs from 1 to 8" SMP=16 &&
+		refused_before_work "MEM=lots: a memory size" MEM=lots &&
+		refused_before_work "ACCEL=hvf: one of tcg, kvm, auto" ACCEL=hvf &&
+		refused_before_work "BOOT_TIMEOUT=-5: a timeout" BOOT_TIMEOUT=-5 &&
+		refused_before_work "JOBS=0: a number of build jobs" JOBS=0 &&
+		refused_before_work "LINE=4.19: no series" LINE=4.19 &&
+		refused_before_work "KSRC=$CHK/notkernel is not a kernel source tree" KSRC="$CHK/notkernel"
+}
+
+# sfp_unit_tests: the harness tool's own unit tests.
+sfp_unit_tests() {
+	python3 -m unittest discover -s "$ROOT/harness/tests" -t "$ROOT/harness/tests" 2>&1
+}
+
 # scripts_cases: shellcheck, --help, and the bad inputs, each giving one
 # error line and leaving the user's tree as it was. Run it in a subshell
 # with the default line selected (use_line LINE check): it sets BUILD to a
@@ -121,6 +177,9 @@ scripts_cases() {
 	mapfile -t sh < <(grep -rlE '^#!.*(ba)?sh|^# shellcheck shell=' "$ROOT/scripts" "$ROOT/tests" "$ROOT/.ci" || true)
 	t shellcheck shellcheck -x "${sh[@]}"
 	t help_on_every_script help_all
+	t sfp_unit_tests sfp_unit_tests
+	t sfp_data_loads "$SFP" data
+	t prose_counts_match_data "$SFP" prose
 	t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
 	t bench_bad_vcpus_rejected expect_error "unknown topology 'smp16'" "$ROOT/scripts/bench.sh" -s "2 16"
 	t bench_bad_topology_rejected expect_error "unknown topology 'mesh'" "$ROOT/scripts/bench.sh" -t "smp2 mesh"
@@ -134,6 +193,10 @@ scripts_cases() {
 	echo hello >"$CHK/notkernel/README"
 	t not_a_kernel_tree unchanged "$CHK/notkernel" expect_error "is not a kernel source tree" \
 		env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
+	t ksrc_missing_keeps_last_report ksrc_missing_keeps_report
+	t bad_variables_refused_before_work bad_variables
+	t stress_bad_minutes_refused expect_error "-m wants a whole number of minutes > 0, not 'abc'" \
+		"$ROOT/scripts/stress.sh" -m abc
 
 	if [ -d "$WT/.git" ]; then
 		mini_tree "$CHK/dirty"
@@ -164,7 +227,7 @@ scripts_cases() {
 		# A line without a Debian package and without SFP_SRC_<LINE> names
 		# both ways to give it a source.
 		for l in $ls; do
-			pkg=$(series_field "$l" "debian package")
+			pkg=$(line_field "$l" debian_package)
 			[ -z "$pkg" ] || continue
 			t line_without_source_named expect_error \
 				"no source for the $l line: no Debian package carries $l: give a tree as KSRC=.* or SFP_SRC_${l//./_}=" \

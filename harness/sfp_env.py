@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The run's inputs from the environment, checked before any work.
+
+Every variable the scripts take is read here once and refused, in one
+line, when it cannot work: a KSRC that is not there or is not a kernel,
+a LINE without a series, a topology or kind that is not a record of
+sfp.toml (or a NUMA topology for a kernel without NUMA), a number that
+is not a number. Nothing is written, deleted or unpacked first.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+import subprocess
+
+from sfp_data import MAX_VCPUS, ROOT, Data, DataError
+
+# variable: (what it is, the check), for the numbers the scripts take.
+NUMBERS = {
+    "SMP": ("a number of vCPUs", 1, MAX_VCPUS),
+    "MEM": ("a memory size in MiB", 64, 1 << 20),
+    "BOOT_TIMEOUT": ("a timeout in seconds", 1, 1 << 20),
+    "JOBS": ("a number of build jobs", 1, 4096),
+}
+ACCELS = ("tcg", "kvm", "auto")
+
+
+class InputError(Exception):
+    """A bad input; the message is the one line the user sees."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LineChoice:
+    line: str
+    source_from: str  # LINE, KSRC or default
+    build: pathlib.Path  # the line's build directory, BUILD/LINE
+
+
+def makefile_version(text: str) -> str:
+    v = {}
+    for ln in text.splitlines():
+        m = re.match(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION) = ?(.*)$", ln)
+        if m and m.group(1) not in v:
+            v[m.group(1)] = m.group(2).strip()
+    if not v.get("VERSION"):
+        return ""
+    return f"{v['VERSION']}.{v.get('PATCHLEVEL', '')}.{v.get('SUBLEVEL', '')}{v.get('EXTRAVERSION', '')}"
+
+
+def source_version(src: pathlib.Path) -> str:
+    """The version of a kernel source directory, git checkout or tarball."""
+    if src.is_dir():
+        mk = src / "Makefile"
+        return makefile_version(mk.read_text(errors="replace")) if mk.is_file() else ""
+    if src.is_file():
+        try:
+            # The first member names the top directory; stop reading there
+            # (a listing of the whole tarball takes seconds).
+            with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True) as tar:
+                top = (tar.stdout.readline() if tar.stdout else "").split("/", 1)[0].strip()
+                tar.kill()
+            if not top:
+                return ""
+            text = subprocess.run(["tar", "-xOf", str(src), "--occurrence=1", f"{top}/Makefile"],
+                                  capture_output=True, text=True, check=False).stdout
+        except OSError:
+            return ""
+        return makefile_version(text)
+    return ""
+
+
+def nearest_line(data: Data, version: str) -> str:
+    key = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+    names = data.line_names()
+    below = [n for n in names if data.lines[n].version_key <= key]
+    return below[-1] if below else names[0]
+
+
+def select_line(data: Data, env: dict[str, str]) -> LineChoice:
+    """LINE from the environment, else KSRC's version, else the default."""
+    top = pathlib.Path(env.get("BUILD") or ROOT / "build")
+    line = env.get("LINE", "")
+    how = env.get("LINE_FROM", "LINE") if line else "default"
+    ksrc = env.get("KSRC", "")
+    if not line and ksrc and pathlib.Path(ksrc).exists():
+        v = source_version(pathlib.Path(ksrc))
+        if v:
+            line, how = ".".join(v.split(".")[:2]), "KSRC"
+            if line not in data.lines:
+                near = nearest_line(data, v)
+                raise InputError(
+                    f"Linux {v} ({ksrc}) is on the {line} line, which has no series: lines are "
+                    f"{' '.join(data.line_names())} (patches/LINE/); the nearest is {near}, "
+                    f"LINE={near} forces it (see docs/series.md, 'Adding a kernel line')")
+    line = line or data.default_line
+    if line not in data.lines:
+        raise InputError(f"LINE={line}: no series patches/{line}/series; lines are "
+                         f"{' '.join(data.line_names())}")
+    # A BUILD that is already a line's directory (set by a script that
+    # selected the line, SFP_LINE_BUILD) is kept as it is.
+    if env.get("SFP_LINE_BUILD") and env.get("SFP_LINE_BUILD") == env.get("BUILD"):
+        build = top
+    else:
+        build = top / line
+    return LineChoice(line, how, build)
+
+
+def check_ksrc(ksrc: str) -> None:
+    if not ksrc:
+        return
+    p = pathlib.Path(ksrc)
+    if not p.exists():
+        raise InputError(f"KSRC={ksrc} does not exist (give a kernel tree, git checkout "
+                         "or tarball such as /usr/src/linux-source-6.12.tar.xz)")
+    if p.is_dir():
+        if not ((p / "Makefile").is_file() and (p / "kernel/sched/fair.c").is_file()):
+            raise InputError(f"KSRC={ksrc} is not a kernel source tree (no Makefile and "
+                             "kernel/sched/fair.c)")
+    elif not re.search(r"\.tar(\.(xz|gz|bz2|zst))?$|\.tgz$", p.name):
+        raise InputError(f"KSRC={ksrc}: neither a directory nor a tarball (.tar, .tar.xz, "
+                         ".tar.gz, .tar.bz2, .tar.zst)")
+
+
+def check_numbers(env: dict[str, str]) -> None:
+    for var, (what, lo, hi) in NUMBERS.items():
+        val = env.get(var, "")
+        if val == "":
+            continue
+        if not val.isdigit() or not lo <= int(val) <= hi:
+            raise InputError(f"{var}={val}: {what} from {lo} to {hi} is wanted")
+    accel = env.get("ACCEL", "")
+    if accel and accel not in ACCELS:
+        raise InputError(f"ACCEL={accel}: one of {', '.join(ACCELS)} is wanted")
+
+
+def validate(data: Data, env: dict[str, str], kind: str | None = None,
+             topology: str | None = None) -> LineChoice:
+    """Every check, in the order a user would fix them; the line chosen."""
+    check_ksrc(env.get("KSRC", ""))
+    choice = select_line(data, env)
+    check_numbers(env)
+    topology = topology if topology is not None else env.get("TOPOLOGY") or None
+    try:
+        if topology:
+            data.topology(topology)
+        if kind:
+            data.kind(kind)
+        if topology and (kind or data.topology(topology).nodes):
+            data.check_run(kind or "main", topology)
+        if topology and env.get("MEM"):
+            data.topology(topology).qemu_args(int(env["MEM"]))
+    except DataError as e:
+        raise InputError(str(e)) from e
+    return choice
+
+
+def environ() -> dict[str, str]:
+    return dict(os.environ)

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Counts in prose, checked against the data they count.
+
+Each [[prose]] record of sfp.toml quotes a sentence of a committed file
+with its numbers as {counter} fields. The counters are computed here from
+the repository: the mutants of a line (tests/mutants/LINE/*.patch), those
+its committed mutation table shows caught in every boot, the KUnit cases
+a line builds (kunit/fair_kunit.c with the line's header: its #if
+SFT_... choices) in all and per suite, and the kselftest cases
+(TEST_F) per program. A quoted sentence that is not in its file, or
+whose number differs from the count, is reported; so is any "N mutants"
+or "N KUnit cases" in the watched files that no record quotes, so a new
+count cannot be written without a check.
+"""
+from __future__ import annotations
+
+import re
+
+from sfp_data import Data
+
+# Phrases that carry a count; in the watched files each must be quoted by
+# a [[prose]] record.
+COUNT_PHRASE = re.compile(r"\b(\d+) (?:(?:KUnit|model|kselftest) )?(?:mutants|cases)\b")
+
+
+def _norm(text: str) -> str:
+    """Prose wraps anywhere: compare with runs of white space as one space."""
+    return re.sub(r"\s+", " ", text)
+
+
+def kunit_cases(data: Data, line: str) -> dict[str, int]:
+    """KUnit cases per suite that LINE's build of kunit/fair_kunit.c has."""
+    hdr = data.root / "kunit" / f"fair_kunit-{data.line(line).kunit_header}.h"
+    defs = dict(re.findall(r"^#define (SFT_[A-Z_]+)\s+(\d+)\b", hdr.read_text(), re.M))
+    src = (data.root / "kunit" / "fair_kunit.c").read_text()
+    src = src.split("#else /* !CONFIG_SMP */")[0]
+    suites: dict[str, int] = {}
+    for m in re.finditer(r"static struct kunit_case (\w+)_cases\[\] = \{(.*?)\n\};", src, re.S):
+        n, on = 0, [True]
+        for ln in m.group(2).splitlines():
+            ln = ln.strip()
+            cond = re.match(r"#if (SFT_[A-Z_]+)$", ln)
+            if cond:
+                on.append(on[-1] and defs.get(cond.group(1), "0") != "0")
+            elif ln == "#endif":
+                on.pop()
+            elif on[-1] and re.match(r"SFT_CASE\w*\(", ln):
+                n += 1
+        suites[m.group(1)] = n
+    return suites
+
+
+def kselftest_cases(data: Data) -> dict[str, int]:
+    out = {}
+    for c in sorted((data.root / "selftests").glob("*.c")):
+        out[c.stem] = len(re.findall(r"^TEST_F\(", c.read_text(), re.M))
+    return out
+
+
+def caught_in_table(data: Data, line: str) -> int:
+    """Mutants the line's committed table shows caught in every boot: the
+    rows of its first table (the current one) other than the control and
+    baseline whose verdict is 'caught N/N'."""
+    text = (data.root / data.line(line).mutation_table).read_text()
+    start = text.find("| variant |")
+    if start < 0:
+        return 0
+    n = 0
+    for ln in text[start:].splitlines()[2:]:
+        if not ln.startswith("|"):
+            break
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        if cells[0] in ("patched", "baseline"):
+            continue
+        m = re.match(r"caught (\d+)/(\d+)$", cells[-1])
+        if m and m.group(1) == m.group(2):
+            n += 1
+    return n
+
+
+def counters(data: Data) -> dict[str, int]:
+    c: dict[str, int] = {}
+    for line in data.line_names():
+        c[f"mutants:{line}"] = len(data.mutants(line))
+        c[f"caught:{line}"] = caught_in_table(data, line)
+        suites = kunit_cases(data, line)
+        c[f"kunit_cases:{line}"] = sum(suites.values())
+        for suite, n in suites.items():
+            c[f"kunit_suite:{suite}:{line}"] = n
+    for prog, n in kselftest_cases(data).items():
+        c[f"kselftest_cases:{prog}"] = n
+    return c
+
+
+def _pattern(says: str) -> tuple[re.Pattern, list[str]]:
+    parts = re.split(r"\{([a-z_]+(?::[\w.]+)*)\}", _norm(says))
+    names = parts[1::2]
+    rx = "".join(re.escape(p) if i % 2 == 0 else r"(\d+)" for i, p in enumerate(parts))
+    return re.compile(rx.replace(r"\ ", " ")), names
+
+
+def check(data: Data, claims: list[dict] | None = None,
+          watched: list[str] | None = None) -> tuple[list[str], int]:
+    """The problems found, and how many counts were checked."""
+    if claims is None or watched is None:
+        import tomllib
+        with open(data.root / "sfp.toml", "rb") as f:
+            raw = tomllib.load(f)
+        claims = raw.get("prose", []) if claims is None else claims
+        watched = raw.get("prose_watch", {}).get("files", []) if watched is None else watched
+    have = counters(data)
+    problems, checked = [], 0
+    quoted: dict[str, list[tuple[int, int]]] = {}
+    for cl in claims:
+        path, says = cl["file"], cl["says"]
+        text = _norm((data.root / path).read_text())
+        rx, names = _pattern(says)
+        m = rx.search(text)
+        if not m:
+            problems.append(f"{path}: the sentence \"{says}\" is not there")
+            continue
+        quoted.setdefault(path, []).append(m.span())
+        for i, name in enumerate(names, 1):
+            if name not in have:
+                problems.append(f"{path}: unknown counter {{{name}}} (known: "
+                                f"{', '.join(sorted(have))})")
+                continue
+            checked += 1
+            if int(m.group(i)) != have[name]:
+                problems.append(f"{path}: says {m.group(i)} for {{{name}}}, the data has "
+                                f"{have[name]}: \"{m.group(0)}\"")
+        for extra in cl.get("equal", []):
+            a, b = extra.split("=")
+            checked += 1
+            if have.get(a) != have.get(b):
+                problems.append(f"{path}: \"{m.group(0)}\" needs {{{a}}} = {{{b}}}; the data "
+                                f"has {have.get(a)} and {have.get(b)}")
+    for path in watched:
+        text = _norm((data.root / path).read_text())
+        for m in COUNT_PHRASE.finditer(text):
+            spans = quoted.get(path, [])
+            if not any(a <= m.start() < b for a, b in spans):
+                problems.append(f"{path}: \"{m.group(0)}\" is a count that no [[prose]] "
+                                "record of sfp.toml checks")
+    return problems, checked

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A boot's Result, read from the files a boot leaves in its log directory.
+
+scripts/run.sh writes, per boot: results.tsv (one row per test case:
+source, suite, test, PASS|FAIL|SKIP|ERROR, note), stage-times.tsv,
+qemu.cmd, boot.info, console.log and guest.log. A Result holds what every
+table, verdict and count is computed from; `sfp result LOGDIR` prints it
+as JSON.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import re
+
+# What counts as a splat on a guest console (as scripts/lib.sh SPLAT_RE).
+SPLAT_RE = re.compile(r"Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|"
+                      r"Call Trace:|detected stalls|blocked for more than")
+STATUSES = ("PASS", "FAIL", "SKIP", "ERROR")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    source: str
+    suite: str
+    test: str
+    status: str
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.suite}.{self.test}"
+
+    @property
+    def failed(self) -> bool:
+        """Neither passed nor skipped (a FAIL, an ERROR, anything else)."""
+        return self.status not in ("PASS", "SKIP")
+
+    @property
+    def precondition_skip(self) -> bool:
+        """Skipped because its precondition could not be set up: no verdict."""
+        return self.status == "SKIP" and self.note.startswith("precondition")
+
+
+@dataclasses.dataclass
+class Result:
+    logdir: str
+    cases: list[Case]
+    stage_times: dict[str, int] = dataclasses.field(default_factory=dict)
+    splats: list[str] = dataclasses.field(default_factory=list)
+    qemu_cmd: str = ""
+    boot: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.cases if c.failed]
+
+    @property
+    def precondition_skips(self) -> list[str]:
+        return [c.name for c in self.cases if c.precondition_skip]
+
+    def counts(self) -> dict[str, int]:
+        n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        for c in self.cases:
+            n["PASS" if c.status == "PASS" else "SKIP" if c.status == "SKIP" else "FAIL"] += 1
+        return n
+
+    def to_json(self) -> str:
+        d = dataclasses.asdict(self)
+        d["counts"] = self.counts()
+        return json.dumps(d, indent=1)
+
+
+def read_tsv(path: pathlib.Path) -> list[Case]:
+    """The rows of a results TSV; a missing file has none."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    cases = []
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 4:
+            cases.append(Case(parts[0], parts[1], parts[2], parts[3], "\t".join(parts[4:])))
+    return cases
+
+
+def first_splats(console: pathlib.Path, limit: int = 5) -> list[str]:
+    try:
+        text = console.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in text.splitlines():
+        if SPLAT_RE.search(line):
+            out.append(re.sub(r"^\[[ 0-9.]*\] ", "", line.replace("\r", "")))
+            if len(out) == limit:
+                break
+    return out
+
+
+def read(logdir: pathlib.Path) -> Result:
+    """The Result of the boot whose logs are in LOGDIR."""
+    res = Result(logdir=str(logdir), cases=read_tsv(logdir / "results.tsv"))
+    for line in _lines(logdir / "stage-times.tsv"):
+        name, _, secs = line.rpartition("\t")
+        if name and secs.isdigit():
+            res.stage_times[name] = int(secs)
+    res.splats = first_splats(logdir / "console.log")
+    res.qemu_cmd = "\n".join(_lines(logdir / "qemu.cmd"))
+    for line in _lines(logdir / "boot.info"):
+        for word in line.split():
+            key, eq, val = word.partition("=")
+            if eq:
+                res.boot[key] = val
+    return res
+
+
+def _lines(path: pathlib.Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make mutate's verdicts and table from saved boots.
+
+fixtures/mutate-table-6.12.md is what the bash mutate.sh (before the
+port to sfp) printed with --from-logs for the boots that
+make_mutate_fixture.py writes: one variant per branch of the rules. The
+Python port must print the same table from the same boots.
+"""
+import pathlib
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import make_mutate_fixture  # noqa: E402
+import sfp_data  # noqa: E402
+import sfp_mutate  # noqa: E402
+from sfp_results import Case, Result  # noqa: E402
+
+
+class FromLogs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+        make_mutate_fixture.main(self.tmp)
+        self.out = self.tmp / "mutate"
+        self.data = sfp_data.load()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_table_identical_to_the_bash_script(self):
+        names = list(make_mutate_fixture.VARIANTS)
+        verdicts = [sfp_mutate.judge_from_logs(self.data, "6.12", n, 3, self.out) for n in names]
+        text, ok, none_left = sfp_mutate.table(
+            self.data, "6.12", verdicts, "sfp mutate -k 3 --from-logs " + " ".join(names))
+        want = (HERE / "fixtures" / "mutate-table-6.12.md").read_text()
+        self.assertEqual(text, want.replace("@OUT@", str(self.out)))
+        self.assertFalse(ok)
+        self.assertTrue(none_left)
+
+    def test_verdicts(self):
+        got = {n: sfp_mutate.judge_from_logs(self.data, "6.12", n, 3, self.out).verdict
+               for n in make_mutate_fixture.VARIANTS}
+        self.assertEqual(got["patched"], "clean in 3/3 boots")
+        self.assertEqual(got["add-and-to-or"], "caught 3/3")
+        self.assertTrue(got["add-nr-bound-minus1"].startswith("caught 2/2 with a verdict"))
+        self.assertEqual(got["add-nr-dropped"], "MISSED in 2/3 boots")
+        self.assertEqual(got["blind-newidle-gate-and"], "caught 3/3")
+        self.assertTrue(got["blind-tg-parent-root"].startswith("NO RESULT in boot 2"))
+        self.assertEqual(got["baseline"], "caught 3/3")
+
+
+def res(*cases):
+    return Result(logdir="x", cases=[Case("kunit", "s", c, st, note) for c, st, note in cases])
+
+
+class Rules(unittest.TestCase):
+    v = sfp_mutate.Variant("m", "a mutant", "s.a s.b")
+
+    def test_control_fails_on_any_failure(self):
+        ctl = sfp_mutate.Variant("patched", "nothing (control)", "")
+        r = sfp_mutate.judge(ctl, 2, [res(("a", "PASS", "")), res(("a", "ERROR", ""))],
+                             pathlib.Path("/o"))
+        self.assertEqual(r.verdict, "CONTROL FAILED in 1/2 boots")
+
+    def test_every_expected_case_must_fail(self):
+        r = sfp_mutate.judge(self.v, 1, [res(("a", "FAIL", ""), ("b", "PASS", ""))],
+                             pathlib.Path("/o"))
+        self.assertEqual(r.verdict, "MISSED in 1/1 boots")
+
+    def test_plain_skip_is_not_a_failure_nor_no_verdict(self):
+        r = sfp_mutate.judge(self.v, 1, [res(("a", "FAIL", ""), ("b", "SKIP", "not built"))],
+                             pathlib.Path("/o"))
+        self.assertEqual(r.verdict, "MISSED in 1/1 boots")
+
+    def test_precondition_skip_everywhere_is_no_verdict(self):
+        r = sfp_mutate.judge(self.v, 2, [res(("a", "FAIL", ""), ("b", "SKIP", "precondition: x"))] * 2,
+                             pathlib.Path("/o"))
+        self.assertEqual(r.verdict, "NO VERDICT: a precondition unmet in every boot")
+
+    def test_any_needs_a_failure_in_every_boot(self):
+        anyv = sfp_mutate.Variant("blind-x", "blind", "any")
+        r = sfp_mutate.judge(anyv, 2, [res(("a", "FAIL", "")), res(("a", "PASS", ""))],
+                             pathlib.Path("/o"))
+        self.assertEqual(r.verdict, "MISSED in 1/2 boots")
+
+    def test_catches_only_cases_failing_in_every_boot(self):
+        r = sfp_mutate.judge(self.v, 2, [res(("a", "FAIL", ""), ("b", "FAIL", ""), ("c", "FAIL", "")),
+                                         res(("a", "FAIL", ""), ("b", "FAIL", ""))],
+                             pathlib.Path("/o"))
+        self.assertEqual(r.catches, ["s.a", "s.b"])
+        self.assertEqual(r.failed_col, "s.a; s.b; s.c (1/2); ")
+
+
+if __name__ == "__main__":
+    unittest.main()

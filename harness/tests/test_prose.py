@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp prose: counts in prose against the data, and the sweep for
+counts that no record checks."""
+import pathlib
+import sys
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_data  # noqa: E402
+import sfp_prose  # noqa: E402
+
+
+class Counters(unittest.TestCase):
+    def setUp(self):
+        self.d = sfp_data.load()
+        self.c = sfp_prose.counters(self.d)
+
+    def test_mutants_are_the_files(self):
+        for line in self.d.line_names():
+            self.assertEqual(self.c[f"mutants:{line}"], len(self.d.mutants(line)))
+
+    def test_kunit_cases_follow_the_line_header(self):
+        # 6.1 has neither the clear path nor the rate limit: three cases fewer.
+        self.assertEqual(self.c["kunit_cases:6.12"] - self.c["kunit_cases:6.1"], 3)
+        self.assertEqual(self.c["kunit_suite:sched_fair_tg_load_avg:6.12"]
+                         - self.c["kunit_suite:sched_fair_tg_load_avg:6.1"], 3)
+        self.assertEqual(self.c["kunit_cases:6.12"],
+                         sum(v for k, v in self.c.items()
+                             if k.startswith("kunit_suite:") and k.endswith(":6.12")))
+
+    def test_committed_docs_agree(self):
+        problems, checked = sfp_prose.check(self.d)
+        self.assertEqual(problems, [])
+        self.assertGreater(checked, 10)
+
+
+class Check(unittest.TestCase):
+    def setUp(self):
+        self.d = sfp_data.load()
+
+    def test_wrong_count_reported(self):
+        n = len(self.d.mutants("6.12"))
+        claims = [{"file": "docs/tests.md", "says": "`make mutate` builds {mutants:6.1} mutants of 6.12's"}]
+        problems, _ = sfp_prose.check(self.d, claims, [])
+        self.assertEqual(len(problems), 1)
+        self.assertIn(f"says {n} for {{mutants:6.1}}", problems[0])
+
+    def test_missing_sentence_reported(self):
+        claims = [{"file": "docs/tests.md", "says": "builds {mutants:6.12} mutants of 7.1's"}]
+        problems, _ = sfp_prose.check(self.d, claims, [])
+        self.assertIn("is not there", problems[0])
+
+    def test_unequal_counters_reported(self):
+        claims = [{"file": "docs/tests.md", "says": "`make mutate` builds {mutants:6.12} mutants",
+                   "equal": ["mutants:6.12=mutants:6.1"]}]
+        problems, _ = sfp_prose.check(self.d, claims, [])
+        self.assertIn("needs {mutants:6.12} = {mutants:6.1}", problems[0])
+
+    def test_unchecked_count_reported(self):
+        problems, _ = sfp_prose.check(self.d, [], ["docs/tests.md"])
+        self.assertTrue(any("no [[prose]] record" in p for p in problems))
+
+
+if __name__ == "__main__":
+    unittest.main()
