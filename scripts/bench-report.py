@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
 """Turn a scripts/bench.sh run directory into report.md, results.tsv and
 PNG plots. With --check (the smoke mode), also verify that every metric was
 collected for every boot and that the counters moved the expected way.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # A/B benchmark: baseline and patched kernels with one config, booted in
 # turn under QEMU, running the project's workloads. See --help.
 set -euo pipefail

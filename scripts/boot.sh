@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Boot a kernel + initramfs in QEMU, capture the serial console and the
 # guest's test output, and fail on panic, oops, WARNING, BUG or a hang.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Build the guest's initramfs: busybox-static, the project's init and the
 # static test programs. See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Configure (merge_config.sh onto allnoconfig) and build a kernel. See --help.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Regenerate the series' test patches from kunit/ and selftests/, or check
 # that patches/ matches them. See --help.
 set -euo pipefail

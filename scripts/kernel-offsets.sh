@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Print the offsets of the scheduler fields that the benchmark's write
 # counter watches, as the built kernel lays them out. See --help.
 set -euo pipefail

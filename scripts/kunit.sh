@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Run the series' KUnit suites with the kernel's own runner, kunit.py, on
 # the prepared work tree. See --help.
 set -euo pipefail

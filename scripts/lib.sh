@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
 # Common helpers for sched-fastpath scripts. Sourced, never run, by
 # scripts that all set -euo pipefail; set here for shellcheck too.
 set -o pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The point-release matrix: every linux-source version Debian serves for
 # every line, checked against that line's series. See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Prepare the work tree: base (source as found), series-base (features
 # backed out), baseline (+ prerequisite fixes), patched (git am of the
 # series). See --help.
@@ -22,7 +23,7 @@ Make a git work tree with these branches from one kernel source:
 
 The series is patches/LINE/series (here patches/$LINE/series): LINE is
 the kernel line of \$KSRC (6.1.192 is on line 6.1), else \$LINE, else
-$DEFAULT_LINE. Lines with a series: $SERIES_LINES.
+$(sfp get default-line) (sfp.toml). Lines with a series: $SERIES_LINES.
 
 The series file has up to three sections, each opened by a comment line:
 '# prerequisites' (fixes both kernels need: one the source already

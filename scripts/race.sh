@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The sched/debug race of 6.12.117 (fixed upstream by e08d007f9d81, patch 1
 # of the series): a deterministic lockdep check and the oops rate under
 # load, without and with the fix. See --help.

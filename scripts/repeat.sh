@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Boot one kernel N times in a row and tally the results and the
 # kselftests' measured figures (flake rate, spreads). See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Parse one guest run (KUnit KTAP on the console, kselftest TAP on ttyS1)
 # with the tree's kunit.py and print the merged summary. See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Build the line's series the ways the kernel test robot would: patch by
 # patch, in other configs, with W=1 and sparse, for arm64. See --help.
 set -euo pipefail

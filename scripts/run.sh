@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The main job: prepare the work tree, build kernel and guest, boot, run the
 # tests inside, report. See --help.
 set -euo pipefail

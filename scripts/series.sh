@@ -1,4 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # the SERIES_* arrays are its callers' results
+# SPDX-License-Identifier: GPL-2.0
 set -o pipefail # as in every script that sources lib.sh
 # The series library, sourced by scripts/lib.sh: read a line's series,
 # back its features out of a source, apply it, and say per patch what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the project needs (as root), or say which
 # are missing. See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The series under a debug kernel with stress: KUnit, kselftests, then a
 # stress phase, on patched (and baseline). See --help.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # The series in the form it would be mailed upstream: git format-patch
 # with a cover letter, and the tree's get_maintainer.pl on it. See --help.
 set -euo pipefail

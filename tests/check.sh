@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # sched-fastpath's own test suite ('make check'). See --help.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh

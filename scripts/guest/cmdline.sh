@@ -1,4 +1,5 @@
 # shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
 # Sourced by the guest's programs (installed as /etc/sfp-cmdline.sh):
 # arg NAME DEFAULT prints the value of NAME= on the kernel command line,
 # or DEFAULT.

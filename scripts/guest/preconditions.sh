@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # guest_preconditions: the guest booted the kernel this run built, and the
 # observables the sched-fastpath tests read exist. Prints KTAP.
 # The knobs the tests may change, as they are before any test ran, for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # read_sched_debug: read /sys/kernel/debug/sched/debug once. With the
 # debug hook of tests/debug/ and PROVE_LOCKING, one read is enough for
 # lockdep to report avg_vruntime() called without the rq lock on a kernel

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # sched_debug_race: load the scheduler while several readers cat
 # /sys/kernel/debug/sched/debug, for sfp.racedur seconds (default 60).
 # On a 6.12 kernel with the zero_vruntime backport but without upstream

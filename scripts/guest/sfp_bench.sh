@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # sfp_bench: the guest side of scripts/bench.sh. Four workloads:
 #   rr       sfp_rr: request/response, servers on half the CPUs (light)
 #   mix      sfp_rr -b: the same, with bursts of unpinned CPU-bound threads

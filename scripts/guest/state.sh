@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # guest_state: the scheduler knobs the tests change are as they were
 # before the tests. 'guest_state snapshot' (run by guest_preconditions,
 # before any test) saves them; 'guest_state' (after the kselftests)

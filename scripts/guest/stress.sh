@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # sfp_stress: the guest side of 'make stress' and of make check's short
 # stress phase, meant for the debug kernel (kernel-config/debug.config,
 # panic_on_warn=1: any splat ends the boot, and the host fails the run).

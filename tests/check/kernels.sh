@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
 set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stages 3 to 7: the cases that build and boot kernels.
 # Sourced; never run.

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
 set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh's framework: result recording, running for a line, and
 # the checks on a user's tree. Sourced after scripts/lib.sh, with CHK,

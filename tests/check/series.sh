@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: GPL-2.0
 set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stage 1: the series of each line. Sourced; never run.
 
