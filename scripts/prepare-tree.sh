@@ -7,6 +7,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 SERIES_LINES=$(lines)
+DEFAULT_LINE=$(sfp get default-line)
 
 usage() {
 	cat <<EOF
@@ -23,7 +24,7 @@ Make a git work tree with these branches from one kernel source:
 
 The series is patches/LINE/series (here patches/$LINE/series): LINE is
 the kernel line of \$KSRC (6.1.192 is on line 6.1), else \$LINE, else
-$(sfp get default-line) (sfp.toml). Lines with a series: $SERIES_LINES.
+$DEFAULT_LINE (sfp.toml). Lines with a series: $SERIES_LINES.
 
 The series file has up to three sections, each opened by a comment line:
 '# prerequisites' (fixes both kernels need: one the source already
