@@ -117,6 +117,25 @@ def read(logdir: pathlib.Path) -> Result:
     return res
 
 
+def compare(a: Result, b: Result) -> list[str]:
+    """What differs between two boots' cases; a precondition skip is no
+    verdict, so it matches a pass."""
+    def verdicts(r: Result) -> dict[str, str]:
+        return {c.name: ("PASS" if c.precondition_skip else c.status) for c in r.cases}
+    va, vb = verdicts(a), verdicts(b)
+    out = []
+    if not va or not vb:
+        out.append(f"no cases in {a.logdir if not va else b.logdir}")
+    for name in sorted(va.keys() - vb.keys()):
+        out.append(f"{name}: only in {a.logdir}")
+    for name in sorted(vb.keys() - va.keys()):
+        out.append(f"{name}: only in {b.logdir}")
+    for name in sorted(va.keys() & vb.keys()):
+        if va[name] != vb[name]:
+            out.append(f"{name}: {va[name]} in {a.logdir}, {vb[name]} in {b.logdir}")
+    return out
+
+
 def _lines(path: pathlib.Path) -> list[str]:
     try:
         return path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -28,6 +28,11 @@ Options (environment variable in brackets):
              "console=ttyS0 panic=-1 oops=panic noautogroup"
   -Q OPTS    extra QEMU options, split at spaces [QEMU_OPTS], e.g.
              "-icount shift=0,sleep=off" (instruction-counted guest time)
+  -B NAME    the boot backend [BOOT_BACKEND, default qemu]: qemu runs
+             QEMU here; lava runs the same boot as a LAVA job with
+             lava-run (Debian's lava-dispatcher, as root): the job
+             definition and device are in LOGDIR/lava/, and LAVA's own
+             records of the cases are checked against the logs
 
 Exit status 0 when the guest ran every test program and shut down, and the
 console shows no splat (panic, oops, WARNING:, BUG:, UBSAN:, an RCU
@@ -43,6 +48,7 @@ TOPOLOGY=${TOPOLOGY:-}
 MEM=${MEM:-512}
 TIMEOUT=${BOOT_TIMEOUT:-600}
 ACCEL=${ACCEL:-tcg}
+BACKEND=${BOOT_BACKEND:-qemu}
 APPEND=${APPEND:-}
 QEMU_OPTS=${QEMU_OPTS:-}
 while [ $# -gt 0 ]; do
@@ -57,6 +63,7 @@ while [ $# -gt 0 ]; do
 	-a | --accel) ACCEL=${2:?}; shift 2 ;;
 	-A | --append) APPEND=${2:?}; shift 2 ;;
 	-Q | --qemu-opts) QEMU_OPTS=${2:?}; shift 2 ;;
+	-B | --backend) BACKEND=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
@@ -76,6 +83,14 @@ fi
 case $TIMEOUT in '' | *[!0-9]*) die "-T wants seconds, not '$TIMEOUT'" ;; esac
 need qemu-system-x86_64 qemu-system-x86
 need timeout coreutils
+case $BACKEND in
+qemu) ;;
+lava)
+	need lava-run lava-dispatcher
+	[ "$EUID" = 0 ] || die "the lava backend runs lava-run, which must run as root"
+	;;
+*) die "-B wants qemu or lava, not '$BACKEND'" ;;
+esac
 mkdir -p "$LOGDIR"
 
 # oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
@@ -91,12 +106,43 @@ mkdir -p "$LOGDIR"
 # made no progress until the boot timeout.
 CMDLINE="console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable $APPEND"
 
+# run_lava SECONDS CONSOLE GUESTLOG CMDLINE QEMU-OPTION...: the boot as a
+# LAVA job (sfp lava-job), run by lava-run; its records are checked by
+# sfp lava-result. Returns 124 when LAVA timed out (a hang), 1 when the
+# job failed otherwise (the cause in LOGDIR/lava/problem).
+run_lava() {
+	local secs=$1 con=$2 guest=$3 append=$4 rc=0 dir=$LOGDIR/lava id last
+	shift 4
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	id=sfp-$$-$EPOCHSECONDS
+	sfp lava-job --name "sched-fastpath $(basename "$LOGDIR")" --kernel "$KERNEL" \
+		--initrd "$INITRD" --append "$append" --timeout "$secs" --console-log "$con" \
+		--guest-log "$guest" --out "$dir" -- "$@" || return 1
+	# lava-run has its own timeouts (the job's); this one is the backstop.
+	timeout --kill-after=10 $((secs + 300)) lava-run --job-id "$id" --output-dir "$dir/tmp" \
+		--device "$dir/device.yaml" "$dir/job.yaml" </dev/null >"$dir/lava-run.out" 2>"$dir/lava.log" || rc=$?
+	rm -rf "$dir/tmp"
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] || return 124
+	rc=0
+	sfp lava-result --log "$dir/lava.log" --console-log "$con" --guest-log "$guest" \
+		--out "$dir" >"$dir/summary.txt" || rc=$?
+	last=$(tail -n 1 "$dir/summary.txt")
+	say "$last"
+	case $rc in 0) return 0 ;; 2) return 124 ;; *) return 1 ;; esac
+}
+
 # run_qemu ACCEL SECONDS CONSOLE GUESTLOG [EXTRA_CMDLINE]
 run_qemu() {
 	local rc=0 opts cmd
 	read -r -a opts <<<"$QEMU_OPTS"
 	: >"$3"
 	: >"$4"
+	if [ "$BACKEND" = lava ]; then
+		run_lava "$2" "$3" "$4" "$CMDLINE ${5:-}" -accel "$1" -cpu max "${TOPO_OPTS[@]}" \
+			-m "$MEM" -nodefaults -display none -no-reboot "${opts[@]}" || rc=$?
+		return "$rc"
+	fi
 	cmd=(qemu-system-x86_64
 		-accel "$1" -cpu max "${TOPO_OPTS[@]}" -m "$MEM"
 		-nodefaults -display none -no-reboot
@@ -110,6 +156,8 @@ run_qemu() {
 	return "$rc"
 }
 
+[ "$ACCEL" != auto ] || [ "$BACKEND" != lava ] ||
+	die "ACCEL=auto probes KVM with a direct boot: with the lava backend choose tcg or kvm"
 if [ "$ACCEL" = auto ]; then
 	ACCEL=tcg
 	if [ -w /dev/kvm ]; then
@@ -128,11 +176,13 @@ say "booting $(basename "$KERNEL") under QEMU/$ACCEL, $SMP vCPUs${TOPOLOGY:+ ($T
 t0=$EPOCHSECONDS
 rc=0
 run_qemu "$ACCEL" "$TIMEOUT" "$LOGDIR/console.log" "$LOGDIR/guest.log" || rc=$?
-printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss\n' "$ACCEL" "$SMP" "${TOPOLOGY:-flat}" "$MEM" "$((EPOCHSECONDS - t0))" >"$LOGDIR/boot.info"
+printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss backend=%s\n' "$ACCEL" "$SMP" "${TOPOLOGY:-flat}" "$MEM" "$((EPOCHSECONDS - t0))" "$BACKEND" >"$LOGDIR/boot.info"
 
 problem=
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	problem="guest hung: no power-off within ${TIMEOUT}s"
+elif [ "$rc" != 0 ] && [ "$BACKEND" = lava ]; then
+	problem="LAVA job failed: $(head -c 300 "$LOGDIR/lava/problem" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//')"
 elif [ "$rc" != 0 ]; then
 	problem="QEMU exited with status $rc ($(head -c 300 "$LOGDIR/qemu.log" | tr '\n' ' '))"
 fi

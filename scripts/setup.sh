@@ -10,7 +10,7 @@ PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
 xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync
 sparse gcc-aarch64-linux-gnu qemu-system-arm
 stress-ng rt-tests
-python3-matplotlib"
+python3-matplotlib lava-dispatcher"
 
 usage() {
 	local ls

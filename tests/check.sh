@@ -29,7 +29,11 @@ Run the project's whole test suite and end with 'N passed, N failed':
      patched in the configs of kernel-config/robot/, with W=1 and sparse
      against series-base, and cross built for arm64;
   5. the guest watchdog: a guest that hangs and one that panics are
-     reported as failures;
+     reported as failures; then the same boots as LAVA jobs
+     (BOOT_BACKEND=lava, lava-run): the main job's kernel gives the same
+     Result as its direct boot and LAVA's records agree with the logs; a
+     hang, a panic, a missing initramfs and a failed case are each
+     reported as such;
   6. the benchmark's smoke mode (scripts/bench.sh --smoke): baseline and
      patched built with one config, one short A/B round, every metric
      collected and the counters moving the expected way;
@@ -117,6 +121,7 @@ if [ -z "$QUICK" ]; then
 		(robot_cases "$l")
 	done
 	watchdog_cases
+	lava_cases
 	bench_cases
 	debug_cases
 fi

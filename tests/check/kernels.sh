@@ -70,6 +70,67 @@ watchdog_cases() {
 	stage_end
 }
 
+# lava_compare: the main job's kernel booted as a LAVA job (lava-run)
+# gives the same Result as its direct boot in main_job_cases, and LAVA's
+# own records agree with the logs (boot.sh checks that).
+lava_compare() {
+	local direct
+	direct=$(kernel_logs "$BUILD" patched)
+	BOOT_BACKEND=lava "$ROOT/scripts/run.sh" --boot-only -l "$CHK/lava-main" || return 1
+	cat "$CHK/lava-main/lava/summary.txt"
+	"$SFP" compare "$direct" "$CHK/lava-main"
+}
+
+# lava_failed_case: a guest whose test fails is a failed case in LAVA's
+# records (and in their summary), not a passed job.
+lava_failed_case() {
+	local kimg=$1 tap rc=0
+	tap=$(tiny_initrd tap '/bin/busybox mount -t devtmpfs dev /dev
+echo "sfp: guest tiny up" >/dev/console
+{ echo "sfp-begin: probe"; echo "ok 1 sfp_lava_pass"; echo "not ok 2 sfp_lava_fail"
+  echo "sfp-end: probe rc=1"; echo sfp-done; } >/dev/ttyS1
+/bin/busybox reboot -f')
+	BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" -i "$tap" \
+		-l "$CHK/logs-lava-tap" || return 1
+	grep -qxF "$(printf 'lava\tguest\tsfp_lava_fail\tFAIL\t')" "$CHK/logs-lava-tap/lava/lava-results.tsv" ||
+		{ echo "LAVA did not record the failed case"; return 1; }
+	"$SFP" summarize --title "LAVA's records" --tsv "$CHK/logs-lava-tap/lava/lava-results.tsv" >"$CHK/lava-tap.summary" || rc=$?
+	tail -n 1 "$CHK/lava-tap.summary"
+	[ "$rc" = 1 ] || { echo "the summary of a failed case passed"; return 1; }
+}
+
+# lava_cases: boots as LAVA jobs (lava-run, Debian's lava-dispatcher) on
+# the default line's main kernel: the same Result as the direct boot, and
+# a hang, a panic, a missing initramfs and a failed case each reported as
+# what they are, within the boot's timeout.
+lava_cases() {
+	local kimg hang panic
+	kimg=$(kernel_obj "$BUILD" patched)/arch/x86/boot/bzImage
+	stage_start "LAVA: the main job as a LAVA job, and bad jobs"
+	if [ ! -f "$kimg" ]; then
+		printf 'project\tcheck\tlava\tFAIL\tno kernel was built\n' >>"$RESULTS"
+	elif [ "$EUID" != 0 ]; then
+		printf 'project\tcheck\tlava\tSKIP\t%s\n' "lava-run must run as root" >>"$RESULTS"
+		echo "  skip   check.lava: lava-run must run as root"
+	else
+		t lava_main_job_matches_direct lava_compare
+		grep -E 'LAVA|differences' "$CHK/check.lava_main_job_matches_direct.log" | sed 's/^/         /' || true
+		hang=$(tiny_initrd hang '/bin/busybox sleep 100000')
+		panic=$(tiny_initrd panic 'exit 1')
+		t lava_hang_reported expect_error "guest hung: no power-off within 25s" \
+			env BOOT_BACKEND=lava BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			-i "$hang" -l "$CHK/logs-lava-hang"
+		t lava_panic_reported expect_error "LAVA job failed: .*Kernel panic" \
+			env BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			-i "$panic" -l "$CHK/logs-lava-panic"
+		t lava_missing_initrd_refused expect_error "initramfs '$CHK/no-such.cpio.gz' not found" \
+			env BOOT_BACKEND=lava "$ROOT/scripts/boot.sh" -k "$kimg" \
+			-i "$CHK/no-such.cpio.gz" -l "$CHK/logs-lava-noinitrd"
+		t lava_failed_case_recorded lava_failed_case "$kimg"
+	fi
+	stage_end
+}
+
 # bench_cases: the benchmark's smoke round, and an output directory with
 # earlier results in it refused.
 bench_cases() {

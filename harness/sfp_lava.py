@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A boot as a LAVA job: its definition, its device, and its records.
+
+scripts/boot.sh boots through LAVA when BOOT_BACKEND=lava: the same
+kernel, initramfs, command line and QEMU options as a direct boot go into
+a job definition (deploy to tmpfs, boot qemu, test monitors) and the
+rendered device configuration a dispatcher without a server needs, and
+`lava-run` runs it. LAVA labs (KernelCI's among them) accept the same
+job definition; a server takes it with `lavacli jobs submit`.
+
+The job has two namespaces. 'vm' boots QEMU and watches the console for
+KUnit's KTAP; 'guest' opens the guest's own port (QEMU writes it to a
+file, read with tail -F) and watches its TAP. QEMU also logs the whole
+console to a file, so the harness parses the same console.log and
+guest.log as after a direct boot, and its Result is made the same way;
+LAVA's own records are a second count of the same cases, checked
+against the logs (lava_check). LAVA's 'pass' for the job means only that
+the job completed.
+
+Traps met here: the console reaches LAVA with '\\r\\r\\n' line ends, and a
+pattern is tried as text arrives, so a case name is matched only up to
+the white space that ends it, never up to a newline; a monitor reads the
+connection of its own namespace.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import re
+
+KUNIT_START = "KTAP version 1"
+# scripts/guest/init prints this to the console after the built-in KUnit
+# suites ran, and the guest's port gets sfp-begin:/sfp-done around the tests.
+KUNIT_END = "sfp: guest .* up"
+GUEST_START = "sfp-begin:"
+GUEST_END = "sfp-done"
+RESULT_LINE = r"\b(?P<result>not ok|ok) \d+ "
+
+
+def _timeout(seconds: int) -> dict:
+    return {"seconds": int(seconds)}
+
+
+def device(qemu: str, options: list[str], guest_log: str) -> dict:
+    """The rendered device configuration of one local QEMU device."""
+    return {
+        "device_type": "qemu",
+        "available_architectures": ["x86_64"],
+        "constants": {
+            "failure_retry": 1,
+            "boot_retry": 0,
+            "kernel-start-message": "Linux version [0-9]",
+            "shutdown-message": "reboot: Restarting system",
+            "default-shell-prompt": "sfp-no-shell # ",
+            "spawn_maxread": 4092,
+        },
+        "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
+        "actions": {
+            "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
+            "boot": {"connections": {"serial": None},
+                     "methods": {"qemu": {"parameters": {"command": qemu, "options": options}},
+                                 "new_connection": None}},
+        },
+        "timeouts": {"actions": {}, "connections": {}},
+    }
+
+
+def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]:
+    """QEMU's options for the device: the console on stdio for LAVA and
+    logged whole to CONSOLE_LOG by QEMU, the guest's port to GUEST_LOG."""
+    return base + ["-monitor", "none",
+                   "-chardev", f"stdio,id=con,signal=off,logfile={console_log}",
+                   "-serial", "chardev:con", "-serial", f"file:{guest_log}"]
+
+
+def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dict:
+    """The job definition: one boot, KUnit on the console, the guest's TAP."""
+    if '"' in append:
+        raise ValueError("the kernel command line may not contain '\"'")
+    return {
+        "job_name": name,
+        "device_type": "qemu",
+        "visibility": "public",
+        "priority": "medium",
+        "context": {"arch": "x86_64"},
+        "timeouts": {"job": _timeout(timeout_s + 120), "action": _timeout(timeout_s),
+                     "connection": _timeout(60)},
+        "actions": [
+            {"deploy": {"namespace": "vm", "to": "tmpfs", "timeout": _timeout(120),
+                        "images": {
+                            "kernel": {"image_arg": f'-kernel {{kernel}} -append "{append}"',
+                                       "url": f"file://{kernel}"},
+                            "initrd": {"image_arg": "-initrd {initrd}",
+                                       "url": f"file://{initrd}"}}}},
+            {"boot": {"namespace": "vm", "method": "qemu", "media": "tmpfs",
+                      "timeout": _timeout(120)}},
+            {"test": {"namespace": "vm", "timeout": _timeout(timeout_s),
+                      "monitors": [{"name": "kunit", "start": KUNIT_START, "end": KUNIT_END,
+                                    "pattern": RESULT_LINE + r"(?P<test_case_id>\w+)\s",
+                                    "fixupdict": {"ok": "pass", "not ok": "fail"}}]}},
+            {"boot": {"namespace": "guest", "method": "new_connection", "connection": "guest",
+                      "timeout": _timeout(60)}},
+            {"test": {"namespace": "guest", "timeout": _timeout(timeout_s),
+                      "monitors": [{"name": "guest", "start": GUEST_START, "end": GUEST_END,
+                                    "pattern": RESULT_LINE + r"(?P<test_case_id>[\w.:-]+)\s",
+                                    "fixupdict": {"ok": "pass", "not ok": "fail"}}]}},
+        ],
+    }
+
+
+def write_yaml(path: pathlib.Path, obj: dict) -> None:
+    """YAML is a superset of JSON: the standard library writes it."""
+    path.write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+
+
+@dataclasses.dataclass
+class LavaRecord:
+    """What lava-run logged: the job's result, its cases, its errors."""
+    job_result: str = "incomplete"
+    job_error: str = ""
+    error_type: str = ""
+    cases: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
+    actions: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+    def count(self, definition: str) -> int:
+        return len(self.cases.get(definition, []))
+
+    @property
+    def timed_out(self) -> bool:
+        return "timed out" in self.job_error.lower() or self.error_type == "LAVATimeout" or any(
+            "timed out" in e.lower() for e in self.errors)
+
+
+def parse_log(path: pathlib.Path) -> LavaRecord:
+    """lava-run's log: one JSON object per line ({dt, lvl, msg})."""
+    rec = LavaRecord()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        rec.errors.append(f"no LAVA log {path}")
+        return rec
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        lvl, msg = entry.get("lvl"), entry.get("msg")
+        if lvl == "error":
+            rec.errors.append(str(msg))
+        if lvl != "results" or not isinstance(msg, dict):
+            continue
+        definition, case, result = msg.get("definition"), msg.get("case"), msg.get("result")
+        if definition == "lava":
+            if case == "job":
+                rec.job_result = result
+                rec.job_error = str(msg.get("error_msg", ""))
+                rec.error_type = str(msg.get("error_type", ""))
+            else:
+                rec.actions.append((case, result, json.dumps(msg.get("extra", {}))))
+        else:
+            case_id = msg.get("extra", {}).get("test_case_id", case)
+            rec.cases.setdefault(definition, []).append((case_id, result))
+    return rec
+
+
+KTAP_RESULT = re.compile(r"^\s*(?:\[[ 0-9.]*\]\s*)?(not ok|ok) \d+ (\w+)")
+GUEST_RESULT = re.compile(r"\b(not ok|ok) \d+ ([\w.:-]+)\s")
+
+
+def count_in_logs(console: pathlib.Path, guest: pathlib.Path) -> dict[str, int]:
+    """The result lines LAVA's monitors should have seen, read from the
+    files QEMU wrote: KTAP lines on the console between the first 'KTAP
+    version 1' and the guest's first line, and the guest's TAP lines
+    between sfp-begin: and sfp-done."""
+    n = {"kunit": 0, "guest": 0}
+    text = console.read_text(encoding="utf-8", errors="replace") if console.exists() else ""
+    on = False
+    for line in text.replace("\r", "").split("\n"):
+        if not on and KUNIT_START in line:
+            on = True
+        elif on and re.search(KUNIT_END, line):
+            break
+        elif on and KTAP_RESULT.match(line):
+            n["kunit"] += 1
+    text = guest.read_text(encoding="utf-8", errors="replace") if guest.exists() else ""
+    start, end = text.find(GUEST_START), text.find(GUEST_END)
+    if start >= 0:
+        body = text[start:end if end >= 0 else len(text)].replace("\r", "") + "\n"
+        n["guest"] = len(GUEST_RESULT.findall(body))
+    return n
+
+
+def lava_check(rec: LavaRecord, console: pathlib.Path, guest: pathlib.Path) -> list[str]:
+    """Where LAVA's records and the logs disagree (nothing: they agree)."""
+    want = count_in_logs(console, guest)
+    out = []
+    for definition, n in want.items():
+        if rec.count(definition) != n:
+            out.append(f"LAVA recorded {rec.count(definition)} {definition} results, the logs "
+                       f"hold {n}")
+    return out
