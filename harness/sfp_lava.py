@@ -95,18 +95,22 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dic
                                        "url": f"file://{initrd}"}}}},
             {"boot": {"namespace": "vm", "method": "qemu", "media": "tmpfs",
                       "timeout": _timeout(120)}},
-            {"test": {"namespace": "vm", "timeout": _timeout(timeout_s),
-                      "monitors": [{"name": "kunit", "start": KUNIT_START, "end": KUNIT_END,
-                                    "pattern": RESULT_LINE + r"(?P<test_case_id>\w+)\s",
-                                    "fixupdict": {"ok": "pass", "not ok": "fail"}}]}},
+            _monitor("vm", "kunit", KUNIT_START, KUNIT_END, r"\w+", timeout_s),
             {"boot": {"namespace": "guest", "method": "new_connection", "connection": "guest",
                       "timeout": _timeout(60)}},
-            {"test": {"namespace": "guest", "timeout": _timeout(timeout_s),
-                      "monitors": [{"name": "guest", "start": GUEST_START, "end": GUEST_END,
-                                    "pattern": RESULT_LINE + r"(?P<test_case_id>[\w.:-]+)\s",
-                                    "fixupdict": {"ok": "pass", "not ok": "fail"}}]}},
+            _monitor("guest", "guest", GUEST_START, GUEST_END, r"[\w.:-]+", timeout_s),
         ],
     }
+
+
+def _monitor(namespace: str, name: str, start: str, end: str, case: str, timeout_s: int) -> dict:
+    """A test action that records every TAP result line between START and
+    END; CASE is what a case name may hold, matched up to the white space
+    after it."""
+    return {"test": {"namespace": namespace, "timeout": _timeout(timeout_s),
+                     "monitors": [{"name": name, "start": start, "end": end,
+                                   "pattern": RESULT_LINE + f"(?P<test_case_id>{case})\\s",
+                                   "fixupdict": {"ok": "pass", "not ok": "fail"}}]}}
 
 
 def write_yaml(path: pathlib.Path, obj: dict) -> None:

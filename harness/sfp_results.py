@@ -74,12 +74,8 @@ class Result:
 
 def read_tsv(path: pathlib.Path) -> list[Case]:
     """The rows of a results TSV; a missing file has none."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
     cases = []
-    for line in text.splitlines():
+    for line in _lines(path):
         parts = line.split("\t")
         if len(parts) >= 4:
             cases.append(Case(parts[0], parts[1], parts[2], parts[3], "\t".join(parts[4:])))
@@ -87,12 +83,8 @@ def read_tsv(path: pathlib.Path) -> list[Case]:
 
 
 def first_splats(console: pathlib.Path, limit: int = 5) -> list[str]:
-    try:
-        text = console.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
     out = []
-    for line in text.splitlines():
+    for line in _lines(console):
         if SPLAT_RE.search(line):
             out.append(re.sub(r"^\[[ 0-9.]*\] ", "", line.replace("\r", "")))
             if len(out) == limit:
