@@ -47,6 +47,7 @@ expect_error() {
 	local pat=$1 rc=0 n
 	shift
 	"$@" >"$CHK/out" 2>"$CHK/err" || rc=$?
+	echo "$rc" >"$CHK/rc"
 	cat "$CHK/err"
 	[ "$rc" != 0 ] || { echo "expected a failure, got exit 0"; return 1; }
 	n=$(grep -c 'error:' "$CHK/err" || true)

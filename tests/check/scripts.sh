@@ -128,14 +128,40 @@ ksrc_missing_keeps_report() {
 	echo "refused; the last report kept"
 }
 
+# user_state: what a refused input must leave as it was: the project's
+# git status and every file the runs made under BUILD (make check's own
+# files aside).
+user_state() {
+	git -C "$ROOT" status --porcelain
+	find "$BUILD_TOP" -path "$CHK" -prune -o -print 2>/dev/null | sort
+}
+
+# refused_row INPUT PATTERN CMD...: CMD stops with one error line matching
+# PATTERN, and the project's git status and BUILD are as they were; a
+# row of $CHK/bad-input.md says so, with the exit status and the line.
+refused_row() {
+	local input=$1 pat=$2 before after rc=0 line same=yes code
+	shift 2
+	before=$(user_state | sha256sum)
+	expect_error "$pat" "$@" || rc=$?
+	after=$(user_state | sha256sum)
+	[ "$after" = "$before" ] || same=NO
+	line=$(grep 'error:' "$CHK/err" | head -n 1 | sed "s#$ROOT/##g; s#$CHK/#CHK/#g; s#|#\\\\|#g")
+	code=$(cat "$CHK/rc")
+	input=$(sed "s#$CHK/#CHK/#g; s#$ROOT/##g" <<<"$input")
+	printf '| %s | %s | %s | %s |\n' "\`$input\`" "$code" "$line" "$same" >>"$CHK/bad-input.md"
+	[ "$rc" = 0 ] || return 1
+	[ "$same" = yes ] || { echo "git status or $BUILD_TOP changed"; return 1; }
+}
+
 # refused_before_work PATTERN VAR=VALUE...: scripts/run.sh with those
 # variables stops with one error line matching PATTERN, and makes nothing
-# under its BUILD.
+# under its BUILD nor anywhere else.
 refused_before_work() {
 	local pat=$1 b=$CHK/build-bad
 	shift
 	rm -rf "$b"
-	expect_error "$pat" env -u SFP_LINE_BUILD BUILD="$b" "$@" "$ROOT/scripts/run.sh" || return 1
+	refused_row "$* make" "$pat" env -u SFP_LINE_BUILD BUILD="$b" "$@" "$ROOT/scripts/run.sh" || return 1
 	if [ -e "$b" ]; then
 		echo "run.sh made $b:"
 		find "$b" | head -n 3
@@ -144,19 +170,37 @@ refused_before_work() {
 	echo "refused before any work: $*"
 }
 
-# bad_variables: every variable the main job takes, refused when it cannot
-# work, before anything is made.
+# bad_variables: every variable the main job takes and the bad flags of
+# the other targets, refused in one line before any work; the table of
+# them is $CHK/bad-input.md.
 bad_variables() {
-	refused_before_work "unknown topology 'nosuch'" TOPOLOGY=nosuch &&
-		refused_before_work "topology sock4x2 has 4 NUMA nodes, but kernel kind 'main'" TOPOLOGY=sock4x2 &&
-		refused_before_work "SMP=abc: a number of vCPUs" SMP=abc &&
-		refused_before_work "SMP=16: a number of vCPUs from 1 to 8" SMP=16 &&
-		refused_before_work "MEM=lots: a memory size" MEM=lots &&
-		refused_before_work "ACCEL=hvf: one of tcg, kvm, auto" ACCEL=hvf &&
-		refused_before_work "BOOT_TIMEOUT=-5: a timeout" BOOT_TIMEOUT=-5 &&
-		refused_before_work "JOBS=0: a number of build jobs" JOBS=0 &&
-		refused_before_work "LINE=4.19: no series" LINE=4.19 &&
-		refused_before_work "KSRC=$CHK/notkernel is not a kernel source tree" KSRC="$CHK/notkernel"
+	local rc=0
+	printf '| input | exit | the one line | git status and build/ unchanged |\n|---|---|---|---|\n' \
+		>"$CHK/bad-input.md"
+	refused_before_work "KSRC=$CHK/nonexistent does not exist" KSRC="$CHK/nonexistent" || rc=1
+	refused_before_work "KSRC=$CHK/notkernel is not a kernel source tree" KSRC="$CHK/notkernel" || rc=1
+	refused_before_work "LINE=4.19: no series" LINE=4.19 || rc=1
+	refused_before_work "unknown topology 'nosuch'" TOPOLOGY=nosuch || rc=1
+	refused_before_work "topology sock4x2 has 4 NUMA nodes, but kernel kind 'main'" TOPOLOGY=sock4x2 || rc=1
+	refused_before_work "SMP=abc: a number of vCPUs" SMP=abc || rc=1
+	refused_before_work "SMP=16: a number of vCPUs from 1 to 8" SMP=16 || rc=1
+	refused_before_work "MEM=lots: a memory size" MEM=lots || rc=1
+	refused_before_work "ACCEL=hvf: one of tcg, kvm, auto" ACCEL=hvf || rc=1
+	refused_before_work "BOOT_TIMEOUT=-5: a timeout" BOOT_TIMEOUT=-5 || rc=1
+	refused_before_work "JOBS=0: a number of build jobs" JOBS=0 || rc=1
+	refused_row "scripts/run.sh -K fast" "unknown kernel kind 'fast'" "$ROOT/scripts/run.sh" -K fast || rc=1
+	refused_row "scripts/stress.sh -m abc" "-m wants a whole number of minutes > 0, not 'abc'" \
+		"$ROOT/scripts/stress.sh" -m abc || rc=1
+	refused_row "scripts/stress.sh -t sock4x2 (kind debug)" "kernel kind 'debug' is built without" \
+		"$ROOT/scripts/stress.sh" -t sock4x2 || rc=1
+	refused_row "scripts/bench.sh -t 'smp2 mesh'" "unknown topology 'mesh'" \
+		"$ROOT/scripts/bench.sh" -t "smp2 mesh" || rc=1
+	refused_row "sfp mutate nosuch" "unknown variant 'nosuch'" "$SFP" mutate nosuch || rc=1
+	refused_row "sfp mutate -k 0" "-k needs a number of boots" "$SFP" mutate -k 0 || rc=1
+	refused_row "BOOT_BACKEND=vm scripts/boot.sh" "-B wants qemu or lava, not 'vm'" \
+		env BOOT_BACKEND=vm "$ROOT/scripts/boot.sh" -k "$ROOT/sfp" -i "$ROOT/sfp" -l "$CHK/logs-bad" || rc=1
+	cat "$CHK/bad-input.md"
+	return "$rc"
 }
 
 # sfp_unit_tests: the harness tool's own unit tests.
@@ -196,8 +240,6 @@ scripts_cases() {
 		env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
 	t ksrc_missing_keeps_last_report ksrc_missing_keeps_report
 	t bad_variables_refused_before_work bad_variables
-	t stress_bad_minutes_refused expect_error "-m wants a whole number of minutes > 0, not 'abc'" \
-		"$ROOT/scripts/stress.sh" -m abc
 
 	if [ -d "$WT/.git" ]; then
 		mini_tree "$CHK/dirty"
