@@ -4,7 +4,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
 
 all: run
 
@@ -14,7 +14,8 @@ help:
 	@echo "A line's work tree, kernels and logs are in $(BUILD)/LINE/."
 	@echo
 	@echo "make [run]      prepare tree, apply series, build, boot, test, report"
-	@echo "make check      the project's whole test suite, every line (what CI runs)"
+	@echo "make check      the presubmit suite, every line (what CI runs)"
+	@echo "make certify    make check and the robot checks and the benchmark's smoke round"
 	@echo "make check-quick  scripts and series checks only (no kernel build)"
 	@echo "make unit       the harness tool's own unit tests (seconds; in make check)"
 	@echo "make setup      install missing Debian packages (root)"
@@ -60,6 +61,9 @@ check: setup
 
 check-quick: setup
 	tests/check.sh --quick
+
+certify: setup
+	tests/check.sh --full
 
 prepare: setup
 	scripts/prepare-tree.sh
