@@ -25,6 +25,7 @@ NUMBERS = {
     "JOBS": ("a number of build jobs", 1, 4096),
 }
 ACCELS = ("tcg", "kvm", "auto")
+BACKENDS = ("qemu", "lava", "lava-server")
 
 
 class InputError(Exception):
@@ -134,6 +135,9 @@ def check_numbers(env: dict[str, str]) -> None:
     accel = env.get("ACCEL", "")
     if accel and accel not in ACCELS:
         raise InputError(f"ACCEL={accel}: one of {', '.join(ACCELS)} is wanted")
+    backend = env.get("BOOT_BACKEND", "")
+    if backend and backend not in BACKENDS:
+        raise InputError(f"BOOT_BACKEND={backend}: one of {', '.join(BACKENDS)} is wanted")
 
 
 def validate(data: Data, env: dict[str, str], kind: str | None = None,

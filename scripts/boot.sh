@@ -32,7 +32,9 @@ Options (environment variable in brackets):
              QEMU here; lava runs the same boot as a LAVA job with
              lava-run (Debian's lava-dispatcher, as root): the job
              definition and device are in LOGDIR/lava/, and LAVA's own
-             records of the cases are checked against the logs
+             records of the cases are checked against the logs;
+             lava-server submits the job with lavacli to the lab that
+             'sfp lab up' started (sfp lab --help) and waits for it
 
 Exit status 0 when the guest ran every test program and shut down, and the
 console shows no splat (panic, oops, WARNING:, BUG:, UBSAN:, an RCU
@@ -89,7 +91,8 @@ lava)
 	need lava-run lava-dispatcher
 	[ "$EUID" = 0 ] || die "the lava backend runs lava-run, which must run as root"
 	;;
-*) die "-B wants qemu or lava, not '$BACKEND'" ;;
+lava-server) need lavacli lavacli ;;
+*) die "-B wants qemu, lava or lava-server, not '$BACKEND'" ;;
 esac
 mkdir -p "$LOGDIR"
 
@@ -116,9 +119,14 @@ run_lava() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	id=sfp-$$-$EPOCHSECONDS
-	sfp lava-job --name "sched-fastpath $(basename "$LOGDIR")" --kernel "$KERNEL" \
-		--initrd "$INITRD" --append "$append" --timeout "$secs" --console-log "$con" \
-		--guest-log "$guest" --out "$dir" -- "$@" || return 1
+	sfp lava-job ${SERVER:+--server} --name "sched-fastpath $(basename "$LOGDIR")" \
+		--kernel "$KERNEL" --initrd "$INITRD" --append "$append" --timeout "$secs" \
+		--console-log "$con" --guest-log "$guest" --out "$dir" -- "$@" || return 1
+	if [ -n "$SERVER" ]; then
+		sfp lab run --job "$dir/job.yaml" --timeout "$secs" --out "$dir" >"$dir/summary.txt" || rc=$?
+		cat "$dir/summary.txt" >&2
+		case $rc in 0) return 0 ;; 2) return 124 ;; *) return 1 ;; esac
+	fi
 	# lava-run has its own timeouts (the job's); this one is the backstop.
 	timeout --kill-after=10 $((secs + 300)) lava-run --job-id "$id" --output-dir "$dir/tmp" \
 		--device "$dir/device.yaml" "$dir/job.yaml" </dev/null >"$dir/lava-run.out" 2>"$dir/lava.log" || rc=$?
@@ -138,7 +146,9 @@ run_qemu() {
 	read -r -a opts <<<"$QEMU_OPTS"
 	: >"$3"
 	: >"$4"
-	if [ "$BACKEND" = lava ]; then
+	if [ "$BACKEND" != qemu ]; then
+		SERVER=
+		[ "$BACKEND" != lava-server ] || SERVER=1
 		run_lava "$2" "$3" "$4" "$CMDLINE ${5:-}" -accel "$1" -cpu max "${TOPO_OPTS[@]}" \
 			-m "$MEM" -nodefaults -display none -no-reboot "${opts[@]}" || rc=$?
 		return "$rc"
@@ -156,7 +166,7 @@ run_qemu() {
 	return "$rc"
 }
 
-[ "$ACCEL" != auto ] || [ "$BACKEND" != lava ] ||
+[ "$ACCEL" != auto ] || [ "$BACKEND" = qemu ] ||
 	die "ACCEL=auto probes KVM with a direct boot: with the lava backend choose tcg or kvm"
 if [ "$ACCEL" = auto ]; then
 	ACCEL=tcg
@@ -181,7 +191,7 @@ printf 'accel=%s smp=%s topology=%s mem=%s wall=%ss backend=%s\n' "$ACCEL" "$SMP
 problem=
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	problem="guest hung: no power-off within ${TIMEOUT}s"
-elif [ "$rc" != 0 ] && [ "$BACKEND" = lava ]; then
+elif [ "$rc" != 0 ] && [ "$BACKEND" != qemu ]; then
 	problem="LAVA job failed: $(head -c 300 "$LOGDIR/lava/problem" 2>/dev/null | tr '\n' ' ' | sed 's/ *$//')"
 elif [ "$rc" != 0 ]; then
 	problem="QEMU exited with status $rc ($(head -c 300 "$LOGDIR/qemu.log" | tr '\n' ' '))"

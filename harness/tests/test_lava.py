@@ -141,3 +141,51 @@ class Records(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ServerRecords(unittest.TestCase):
+    """sfp lab reads a server's results (lavacli results --json) into the
+    same record as lava-run's log."""
+
+    def test_record(self):
+        import sfp_lab
+        rows = [
+            {"suite": "lava", "name": "validate", "result": "pass", "metadata": {}},
+            {"suite": "kunit", "name": "root_tg_update_skipped", "result": "pass",
+             "metadata": {"extra": [{"test_case_id": "root_tg_update_skipped"}]}},
+            {"suite": "guest", "name": "kernel_is_the_build", "result": "fail", "metadata": {}},
+            {"suite": "lava", "name": "job", "result": "fail",
+             "metadata": {"error_msg": "lava-test-monitor timed out after 25 seconds",
+                          "error_type": "Job"}},
+        ]
+        saved = sfp_lab._run
+        sfp_lab._run = lambda *cmd, check=True: json.dumps(rows)
+        try:
+            rec = sfp_lab.record("7")
+        finally:
+            sfp_lab._run = saved
+        self.assertEqual(rec.cases, {"kunit": [("root_tg_update_skipped", "pass")],
+                                     "guest": [("kernel_is_the_build", "fail")]})
+        self.assertEqual(rec.job_result, "fail")
+        self.assertTrue(rec.timed_out)
+
+    def test_server_job_context(self):
+        import subprocess
+        d = pathlib.Path(tempfile.mkdtemp())
+        try:
+            for f in ("bz", "rd"):
+                (d / f).write_text("x")
+            sfp = pathlib.Path(__file__).resolve().parent.parent.parent / "sfp"
+            p = subprocess.run([str(sfp), "lava-job", "--server", "--name", "t", "--kernel",
+                                str(d / "bz"), "--initrd", str(d / "rd"), "--append", "a",
+                                "--timeout", "60", "--console-log", str(d / "console.log"),
+                                "--guest-log", str(d / "guest.log"), "--out", str(d / "lava"),
+                                "--", "-smp", "4"], capture_output=True, text=True, check=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            job = json.loads((d / "lava" / "job.yaml").read_text())
+            self.assertEqual(job["device_type"], "sfp-qemu")
+            self.assertEqual(job["context"]["extra_options"], ["-smp", "4"])
+            self.assertEqual(job["context"]["sfp_dir"], str(d.resolve()))
+            self.assertFalse((d / "lava" / "device.yaml").exists())
+        finally:
+            shutil.rmtree(d)

@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get validate result summarize mutate prose compare lava-job lava-result fanout; do
+	for s in data get validate result summarize mutate prose compare lava-job lava-result fanout lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
@@ -129,11 +129,13 @@ ksrc_missing_keeps_report() {
 }
 
 # user_state: what a refused input must leave as it was: the project's
-# git status and every file the runs made under BUILD (make check's own
-# files aside).
+# git status and what the runs made under BUILD: every file of the logs
+# and reports, and the work trees and build directories themselves (not
+# their contents: a kernel tree is 80k files); make check's own aside.
 user_state() {
 	git -C "$ROOT" status --porcelain
-	find "$BUILD_TOP" -path "$CHK" -prune -o -print 2>/dev/null | sort
+	find "$BUILD_TOP" -maxdepth 5 \( -path "$CHK" -prune \) -o \
+		\( \( -name tree -o -name wt -o -name obj \) -print -prune \) -o -print 2>/dev/null | sort
 }
 
 # refused_row INPUT PATTERN CMD...: CMD stops with one error line matching

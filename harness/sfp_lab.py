@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A LAVA lab on this machine: lava-server, its scheduler and a worker with
+N QEMU devices, and jobs submitted to it with lavacli.
+
+`sfp lab up -n N` starts what Debian 12's lava-server and lava-dispatcher
+packages install (there is no systemd here to start them): PostgreSQL,
+the server under gunicorn on 127.0.0.1:8000, the scheduler and one
+lava-worker, and registers a user, the worker, the device type sfp-qemu
+(harness/lava/sfp-qemu.jinja2) and devices sfp-qemu-01..N. Its state is
+in LAB (default $BUILD/../lab): pid files, logs, the lavacli identity's
+token. `sfp lab down` stops the processes it started. A job is the same
+definition `lava-run` takes, with device_type sfp-qemu and the QEMU
+options in its context; the job's context sfp_dir names the directory
+QEMU writes the console and the guest's port to. Another server is used
+the same way with its own URL and token in a lavacli identity
+(lavacli identities add), and devices of that type.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from sfp_lava import LavaRecord
+
+URL = "http://127.0.0.1:8000"
+IDENTITY = "sfp-lab"
+USER = "sfp-lab"
+WORKER = "sfp-worker"
+DEVICE_TYPE = "sfp-qemu"
+ETC = pathlib.Path("/etc/lava-server")
+DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
+TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
+TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "lava-dispatcher",
+         "lavacli": "lavacli", "pg_ctlcluster": "postgresql-common"}
+
+
+class LabError(Exception):
+    """The lab cannot do what was asked; the message says why."""
+
+
+def _run(*cmd: str, check: bool = True) -> str:
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if check and p.returncode:
+        raise LabError(f"{' '.join(cmd[:4])}: {(p.stderr or p.stdout).strip()[-300:]}")
+    return p.stdout
+
+
+def _alive(pidfile: pathlib.Path) -> bool:
+    try:
+        os.kill(int(pidfile.read_text()), 0)
+        return True
+    except (FileNotFoundError, ValueError, ProcessLookupError):
+        return False
+
+
+def _start(lab: pathlib.Path, name: str, cmd: list[str]) -> None:
+    pidfile = lab / f"{name}.pid"
+    if _alive(pidfile):
+        return
+    with open(lab / f"{name}.log", "ab") as log:
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+    pidfile.write_text(str(p.pid))
+
+
+def _server_up(timeout: float = 0.0) -> bool:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(URL + "/api/v0.2/", timeout=5) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            if time.monotonic() >= end:
+                return False
+            time.sleep(1)
+
+
+def devices(n: int) -> list[str]:
+    return [f"{DEVICE_TYPE}-{i:02d}" for i in range(1, n + 1)]
+
+
+def up(lab: pathlib.Path, n: int, say=print) -> None:
+    if os.geteuid() != 0:
+        raise LabError("the lab runs LAVA's services, which needs root")
+    missing = sorted({pkg for tool, pkg in TOOLS.items() if not shutil.which(tool)})
+    if missing:
+        raise LabError(f"not installed: {' '.join(missing)} (apt-get install "
+                       f"{' '.join(missing)})")
+    if not 1 <= n <= 16:
+        raise LabError("-n wants 1 to 16 devices")
+    lab.mkdir(parents=True, exist_ok=True)
+    # PostgreSQL: start every cluster that is down.
+    for line in _run("pg_lsclusters", "--no-header").splitlines():
+        ver, cluster, _, status = line.split()[:4]
+        if status == "down":
+            say(f"starting PostgreSQL {ver}/{cluster}")
+            _run("pg_ctlcluster", ver, cluster, "start")
+    # The job context variable of the device type, then the server.
+    (ETC / "settings.d" / "50-sfp.yaml").write_text(
+        "# sched-fastpath lab: the job context variable of its device type\n"
+        "EXTRA_CONTEXT_VARIABLES: [sfp_dir]\n")
+    if not _server_up():
+        say(f"starting lava-server (gunicorn) on {URL}")
+        _start(lab, "gunicorn", ["gunicorn3", "lava_server.wsgi", "--log-level", "info",
+                                 "-u", "lavaserver", "-g", "lavaserver", "--worker-class",
+                                 "eventlet", "--workers", "2", "--bind", "127.0.0.1:8000"])
+        if not _server_up(60):
+            raise LabError(f"lava-server did not answer on {URL} within 60 s "
+                           f"(see {lab}/gunicorn.log)")
+    _start(lab, "scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO"])
+    # The user and its lavacli identity.
+    users = _run("lava-server", "manage", "users", "list")
+    if USER not in users.split():
+        _run("lava-server", "manage", "users", "add", "--superuser", "--staff", "--passwd",
+             secrets.token_hex(16), USER)
+    tokfile = lab / "token"
+    if not tokfile.exists():
+        tok = _run("lava-server", "manage", "tokens", "add", "--user", USER).strip().split()[-1]
+        tokfile.write_text(tok + "\n")
+        tokfile.chmod(0o600)
+    _run("lavacli", "identities", "add", "--uri", URL + "/RPC2", "--username", USER,
+         "--token", tokfile.read_text().strip(), IDENTITY)
+    # The device type, the worker, the devices.
+    dt = ETC / "dispatcher-config" / "device-types"
+    shutil.copy(TEMPLATE, dt / f"{DEVICE_TYPE}.jinja2")
+    if DEVICE_TYPE not in _run("lava-server", "manage", "device-types", "list"):
+        _run("lava-server", "manage", "device-types", "add", DEVICE_TYPE)
+    details = _run("lava-server", "manage", "workers", "details", WORKER, check=False)
+    if "token" not in details:
+        _run("lava-server", "manage", "workers", "add", WORKER)
+        details = _run("lava-server", "manage", "workers", "details", WORKER)
+    wtoken = [ln.split(":", 1)[1].strip() for ln in details.splitlines()
+              if ln.startswith("token")][0]
+    have = _run("lava-server", "manage", "devices", "list", "--all", check=False)
+    for dev in devices(n):
+        d = DEVICE_ROOT / dev
+        d.mkdir(parents=True, exist_ok=True)
+        (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
+            f"{{% extends '{DEVICE_TYPE}.jinja2' %}}\n{{% set device_dir = '{d}' %}}\n")
+        if dev not in have:
+            _run("lava-server", "manage", "devices", "add", "--device-type", DEVICE_TYPE,
+                 "--worker", WORKER, dev)
+    _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
+    _start(lab, "worker", ["lava-worker", "--name", WORKER, "--url", URL, "--token", wtoken,
+                           "--worker-dir", str(lab / "worker"), "--level", "INFO"])
+    say(f"lab up: {URL}, worker {WORKER}, devices {', '.join(devices(n))}; "
+        f"lavacli -i {IDENTITY} (logs in {lab})")
+
+
+def down(lab: pathlib.Path, say=print) -> None:
+    for name in ("worker", "scheduler", "gunicorn"):
+        pidfile = lab / f"{name}.pid"
+        if _alive(pidfile):
+            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            say(f"stopped {name}")
+        pidfile.unlink(missing_ok=True)
+
+
+@dataclasses.dataclass
+class Submitted:
+    job_id: str
+    state: str
+    health: str
+    device: str
+    failure: str
+    seconds: float
+
+
+def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY) -> Submitted:
+    """Submit a job with lavacli, wait for it (at most TIMEOUT_S), show it."""
+    t0 = time.monotonic()
+    out = _run("lavacli", "-i", identity, "jobs", "submit", str(job)).strip()
+    if not out.isdigit():
+        raise LabError(f"lavacli jobs submit: {out}")
+    try:
+        subprocess.run(["lavacli", "-i", identity, "jobs", "wait", out], capture_output=True,
+                       timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+    info = json.loads(_run("lavacli", "-i", identity, "jobs", "show", out, "--json"))
+    return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
+                     info.get("failure_comment") or "", time.monotonic() - t0)
+
+
+def record(job_id: str, identity: str = IDENTITY) -> LavaRecord:
+    """The server's results of a job, as the LavaRecord lava-run's log gives."""
+    rec = LavaRecord()
+    for r in json.loads(_run("lavacli", "-i", identity, "results", job_id, "--json")):
+        suite, name, result = r.get("suite", ""), r.get("name", ""), r.get("result", "")
+        meta = r.get("metadata") or {}
+        if suite == "lava":
+            if name == "job":
+                rec.job_result = result
+                rec.job_error = str(meta.get("error_msg", ""))
+                rec.error_type = str(meta.get("error_type", ""))
+            else:
+                rec.actions.append((name, result, json.dumps(meta.get("extra", {}))))
+            continue
+        extra = meta.get("extra") or [{}]
+        case = (extra[0] if isinstance(extra, list) else extra).get("test_case_id", name)
+        rec.cases.setdefault(suite, []).append((case, result))
+    return rec
