@@ -199,7 +199,7 @@ bad_variables() {
 		"$ROOT/scripts/bench.sh" -t "smp2 mesh" || rc=1
 	refused_row "sfp mutate nosuch" "unknown variant 'nosuch'" "$SFP" mutate nosuch || rc=1
 	refused_row "sfp mutate -k 0" "-k needs a number of boots" "$SFP" mutate -k 0 || rc=1
-	refused_row "BOOT_BACKEND=vm scripts/boot.sh" "-B wants qemu or lava, not 'vm'" \
+	refused_row "BOOT_BACKEND=vm scripts/boot.sh" "-B wants qemu, lava or lava-server, not 'vm'" \
 		env BOOT_BACKEND=vm "$ROOT/scripts/boot.sh" -k "$ROOT/sfp" -i "$ROOT/sfp" -l "$CHK/logs-bad" || rc=1
 	cat "$CHK/bad-input.md"
 	return "$rc"
