@@ -26,8 +26,6 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 
 from sfp_lava import LavaRecord
 
@@ -73,6 +71,8 @@ def _start(lab: pathlib.Path, name: str, cmd: list[str]) -> None:
 
 
 def _server_up(timeout: float = 0.0) -> bool:
+    import urllib.error  # pylint: disable=import-outside-toplevel
+    import urllib.request  # pylint: disable=import-outside-toplevel
     end = time.monotonic() + timeout
     while True:
         try:
