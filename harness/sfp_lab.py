@@ -195,17 +195,6 @@ def record(job_id: str, identity: str = IDENTITY) -> LavaRecord:
     """The server's results of a job, as the LavaRecord lava-run's log gives."""
     rec = LavaRecord()
     for r in json.loads(_run("lavacli", "-i", identity, "results", job_id, "--json")):
-        suite, name, result = r.get("suite", ""), r.get("name", ""), r.get("result", "")
-        meta = r.get("metadata") or {}
-        if suite == "lava":
-            if name == "job":
-                rec.job_result = result
-                rec.job_error = str(meta.get("error_msg", ""))
-                rec.error_type = str(meta.get("error_type", ""))
-            else:
-                rec.actions.append((name, result, json.dumps(meta.get("extra", {}))))
-            continue
-        extra = meta.get("extra") or [{}]
-        case = (extra[0] if isinstance(extra, list) else extra).get("test_case_id", name)
-        rec.cases.setdefault(suite, []).append((case, result))
+        rec.add(r.get("suite", ""), r.get("name", ""), r.get("result", ""),
+                r.get("metadata") or {})
     return rec

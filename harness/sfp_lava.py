@@ -131,6 +131,22 @@ class LavaRecord:
     def count(self, definition: str) -> int:
         return len(self.cases.get(definition, []))
 
+    def add(self, definition: str, case: str, result: str, meta: dict) -> None:
+        """One result as LAVA records it: the job's own, an action's, or
+        a test case's (named by the monitor's test_case_id)."""
+        if definition == "lava":
+            if case == "job":
+                self.job_result = result
+                self.job_error = str(meta.get("error_msg", ""))
+                self.error_type = str(meta.get("error_type", ""))
+            else:
+                self.actions.append((case, result, json.dumps(meta.get("extra", {}))))
+            return
+        extra = meta.get("extra") or {}
+        if isinstance(extra, list):  # a server's results list it
+            extra = extra[0] if extra else {}
+        self.cases.setdefault(definition, []).append((extra.get("test_case_id", case), result))
+
     @property
     def timed_out(self) -> bool:
         return "timed out" in self.job_error.lower() or self.error_type == "LAVATimeout" or any(
@@ -155,17 +171,7 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
             rec.errors.append(str(msg))
         if lvl != "results" or not isinstance(msg, dict):
             continue
-        definition, case, result = msg.get("definition"), msg.get("case"), msg.get("result")
-        if definition == "lava":
-            if case == "job":
-                rec.job_result = result
-                rec.job_error = str(msg.get("error_msg", ""))
-                rec.error_type = str(msg.get("error_type", ""))
-            else:
-                rec.actions.append((case, result, json.dumps(msg.get("extra", {}))))
-        else:
-            case_id = msg.get("extra", {}).get("test_case_id", case)
-            rec.cases.setdefault(definition, []).append((case_id, result))
+        rec.add(msg.get("definition", ""), msg.get("case", ""), msg.get("result", ""), msg)
     return rec
 
 
