@@ -22,8 +22,9 @@ help:
 	@echo "make prepare    only prepare the work tree ($(BUILD)/LINE/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
 	@echo "make kunit [KUNIT_ARCH=x86_64|arm64|um]  the KUnit suites with the kernel's kunit.py run"
-	@echo "make mutate [MUTATE_BOOTS=5]  every mutant of tests/mutants/LINE/ and baseline, each"
-	@echo "                booted MUTATE_BOOTS times; table of catching cases"
+	@echo "make mutate [MUTATE_BOOTS=5] [MUTATE_DEBUG_BOOTS=1]  every mutant of"
+	@echo "                tests/mutants/LINE/ and baseline, each booted MUTATE_BOOTS times,"
+	@echo "                and MUTATE_DEBUG_BOOTS times on the debug kernel; table of catching cases"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
 	@echo "                (BUSY busy loops on the host meanwhile)"
@@ -83,8 +84,9 @@ kunit: prepare
 	scripts/kunit.sh --arch $(KUNIT_ARCH)
 
 MUTATE_BOOTS ?= 5
+MUTATE_DEBUG_BOOTS ?= 1
 mutate: prepare
-	./sfp mutate -k $(MUTATE_BOOTS)
+	./sfp mutate -k $(MUTATE_BOOTS) -d $(MUTATE_DEBUG_BOOTS)
 
 selftest-ab: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) patched baseline

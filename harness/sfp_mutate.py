@@ -25,6 +25,7 @@ class Variant:
     name: str
     what: str
     expect: str  # '' for the control, 'any', or the case names, space-separated
+    kernel: str = "main"  # 'debug': only the debug kernel (lockdep, KASAN) can see it
 
 
 @dataclasses.dataclass
@@ -49,10 +50,11 @@ def variant(data: Data, line: str, name: str) -> Variant:
         return Variant(name, "both feature patches (baseline + the kselftests)",
                        "".join(c + " " for c in data.baseline_fails))
     path = data.root / "tests" / "mutants" / line / f"{name}.patch"
-    head = path.read_text(encoding="utf-8").splitlines()[:2]
+    head = path.read_text(encoding="utf-8").splitlines()[:3]
     what = head[0].removeprefix("mutant: ") if head and head[0].startswith("mutant: ") else ""
     expect = head[1].removeprefix("expect: ") if len(head) > 1 and head[1].startswith("expect: ") else ""
-    return Variant(name, what, expect)
+    kernel = head[2].removeprefix("kernel: ") if len(head) > 2 and head[2].startswith("kernel: ") else "main"
+    return Variant(name, what, expect, kernel)
 
 
 def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Path,
@@ -125,13 +127,88 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
     return Verdict(v, verdict, col, msgs, cases, catches)
 
 
+@dataclasses.dataclass
+class DebugVerdict:
+    variant: Variant
+    boots: int
+    verdict: str
+    seen: str  # per boot: the first splat, the failed cases, or all passed
+
+    @property
+    def ok(self) -> bool:
+        """The control must be clean on the debug kernel, and a mutant that
+        only it can see must be caught there; for the rest it is a second
+        opinion, shown but not required."""
+        if not self.variant.expect:
+            return self.verdict.startswith("clean")
+        if self.variant.kernel == "debug":
+            return self.verdict.startswith("caught")
+        return True
+
+
+def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
+    """The verdict of a variant's boots on the debug kernel, where a splat
+    (lockdep, KASAN, a WARN: it boots with panic_on_warn) counts as a
+    failure as much as a failed case."""
+    boots = len(results)
+    caught = clean = 0
+    seen = []
+    for b, res in enumerate(results, 1):
+        splat = res.splats[0] if res and res.splats else ""
+        failed = sorted(res.failed) if res else []
+        if not res or (not res.cases and not splat):
+            seen.append(f"boot {b}: no result")
+            continue
+        if splat:
+            seen.append(f"boot {b}: {splat}")
+        elif failed:
+            seen.append(f"boot {b}: failed " + "; ".join(failed))
+        else:
+            seen.append(f"boot {b}: all passed")
+        if not v.expect:
+            clean += not splat and not failed
+        elif splat or (bool(failed) if v.expect == "any"
+                       else all(e in failed for e in v.expect.split())):
+            caught += 1
+    if not v.expect:
+        verdict = (f"clean in {boots}/{boots} boots" if clean == boots
+                   else f"CONTROL FAILED in {boots - clean}/{boots} boots")
+    else:
+        verdict = f"caught {boots}/{boots}" if caught == boots else \
+            f"MISSED in {boots - caught}/{boots} boots"
+    return DebugVerdict(v, boots, verdict, " / ".join(seen))
+
+
+def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
+    """A mutant only the debug kernel can see takes its verdict from there;
+    its main-kernel failures stay in the failed column."""
+    if debug is None or main.variant.kernel != "debug" or not main.variant.expect:
+        return main
+    col = (main.failed_col or "none on the main kernel; ") + f"debug kernel: {debug.seen}"
+    verdict = debug.verdict if debug.verdict.startswith("caught") else \
+        f"{debug.verdict} on the debug kernel"
+    return dataclasses.replace(main, verdict=verdict, failed_col=col,
+                               catches=[], messages=main.messages + [f"{main.variant.name}: "
+                                                                     f"debug kernel: {debug.seen}"])
+
+
 def judge_from_logs(data: Data, line: str, name: str, boots: int, out: pathlib.Path,
                     run_rc: int = 0) -> Verdict:
     results = [read(out / name / str(b)) for b in range(1, boots + 1)]
     return judge(variant(data, line, name), boots, results, out, run_rc)
 
 
-def table(data: Data, line: str, verdicts: list[Verdict], made_by: str) -> tuple[str, bool, bool]:
+def debug_table(verdicts: list[DebugVerdict]) -> list[str]:
+    """The debug kernel's rows: a table of their own, after the variant table."""
+    if not verdicts:
+        return []
+    return ["", "| variant | debug kernel boots | what the debug kernel showed | verdict |",
+            "|---|---|---|---|"] + \
+        [f"| {d.variant.name} | {d.boots} | {d.seen} | {d.verdict} |" for d in verdicts]
+
+
+def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
+          debug: list[DebugVerdict] | None = None) -> tuple[str, bool, bool]:
     """The table (markdown), whether every verdict is in order, and whether a
     case of the control has neither a catcher nor a reason.
 
@@ -142,8 +219,8 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str) -> tuple
             f"{v.failed_col or 'none'} | {v.verdict} |" for v in verdicts]
     out = [f"Made by: {made_by}", "",
            "| variant | what | expected to fail | failed (boots, if not all) | verdict |",
-           "|---|---|---|---|---|"] + rows
-    ok = all(v.ok for v in verdicts)
+           "|---|---|---|---|---|"] + rows + debug_table(debug or [])
+    ok = all(v.ok for v in verdicts) and all(d.ok for d in debug or [])
     cases: list[str] = []
     for v in verdicts:
         if v.cases is not None:
@@ -162,3 +239,97 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str) -> tuple
                     none_left = True
             out.append(f"| {c} | {by} |")
     return "\n".join(out) + "\n", ok, none_left
+
+
+def _md_table(lines: list[str], head: str) -> tuple[int, int]:
+    """The [start, end) line range of the first table whose header starts
+    with @head (the header and separator included)."""
+    for i, ln in enumerate(lines):
+        if ln.startswith(head):
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            return i, j
+    raise ValueError(f"no table headed '{head}'")
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _order(names: set[str]) -> str:
+    """Catchers as the table lists them: mutants sorted, baseline last."""
+    return "".join(n + " " for n in sorted(names - {"baseline"})) + \
+        ("baseline " if "baseline" in names else "")
+
+
+def _merge_rows(old: list[str], new: list[str]) -> list[str]:
+    """Rows of a variant-keyed table: the new replace the old of the same
+    variant or join them (the control first, mutants in name order,
+    baseline last)."""
+    rows = {_cells(r)[0]: r for r in old}
+    rows.update({_cells(r)[0]: r for r in new})
+    names = ["patched"] if "patched" in rows else []
+    names += sorted(n for n in rows if n not in ("patched", "baseline"))
+    names += ["baseline"] if "baseline" in rows else []
+    return [rows[n] for n in names]
+
+
+def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str:
+    """@committed (a line's mutation table page) with this run's rows: a
+    variant of the run replaces its row or joins the table, in the
+    variant table and in the debug kernel's (which joins the page after
+    the variant table if it has none); each test case's catchers lose
+    the run's variants and gain those the run saw it catch; a case new in
+    the run joins after the case before it there. A 'Rows merged by:'
+    line under the page's 'Made by:' says which run."""
+    old = committed.splitlines()
+    new = run.splitlines()
+    vs, ve = _md_table(old, "| variant |")
+    nvs, nve = _md_table(new, "| variant |")
+    vtable = old[vs:vs + 2] + _merge_rows(old[vs + 2:ve], new[nvs + 2:nve])
+    rest = old[ve:]
+    try:
+        nds, nde = _md_table(new, "| variant | debug kernel")
+    except ValueError:
+        nds = nde = -1
+    if nds >= 0:
+        try:
+            ds, de = _md_table(rest, "| variant | debug kernel")
+            rest = rest[:ds] + rest[ds:ds + 2] + \
+                _merge_rows(rest[ds + 2:de], new[nds + 2:nde]) + rest[de:]
+        except ValueError:
+            rest = [""] + new[nds:nde] + rest
+
+    cs, ce = _md_table(rest, "| test case |")
+    ncs, nce = _md_table(new, "| test case |")
+    ran = set(run_names)
+    catchers: dict[str, tuple[set[str], str]] = {}
+    order: list[str] = []
+    for r in rest[cs + 2:ce]:
+        case, by = _cells(r)[0], _cells(r)[1]
+        reason = by if by.lower().startswith("none") else ""
+        catchers[case] = (set() if reason else set(by.split()) - ran, reason)
+        order.append(case)
+    prev = None
+    for r in new[ncs + 2:nce]:
+        case, by = _cells(r)[0], _cells(r)[1]
+        got = set() if by.lower().startswith("none") else set(by.split())
+        if case in catchers:
+            have, reason = catchers[case]
+            catchers[case] = (have | got, reason or (by if not got else ""))
+        else:
+            catchers[case] = (got, by if not got else "")
+            order.insert(order.index(prev) + 1 if prev in order else len(order), case)
+        prev = case
+    ctable = rest[cs:cs + 2]
+    for case in order:
+        have, reason = catchers[case]
+        ctable.append(f"| {case} | {_order(have) if have else reason} |")
+
+    out = old[:vs] + vtable + rest[:cs] + ctable + rest[ce:]
+    for i, ln in enumerate(out[:vs]):
+        if ln.startswith("Made by:"):
+            out.insert(i + 1, f"Rows merged by: {merged_by}")
+            break
+    return "\n".join(out) + "\n"

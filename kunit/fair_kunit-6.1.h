@@ -13,6 +13,8 @@
  *  - KUnit has no deferred actions: a KUnit resource whose free function
  *    runs the action stands in for them.
  *  - The busy balance type is CPU_NOT_IDLE (SFT_CPU_NOT_IDLE); CPU_IDLE is 0.
+ *  - nohz's "some idle CPU has blocked load" is has_blocked
+ *    (SFT_NOHZ_HAS_BLOCKED).
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -23,6 +25,7 @@
 #define SFT_HAVE_RATE_LIMIT	0
 #define SFT_CPU_NOT_IDLE	CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
+#define SFT_NOHZ_HAS_BLOCKED	has_blocked
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {

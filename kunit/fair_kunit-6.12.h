@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What fair_kunit.c needs from the kernel line it is built in: Linux
- * 6.12.y, and the later lines the series is kept for (6.19, 7.1.y), where
- * these names, types and paths are the same. The same fair_kunit.c is
- * kept for older lines, each with its own copy of this header.
+ * 6.12.y, and 6.19, where these names, types and paths are the same.
+ * The same fair_kunit.c is kept for other lines, each with its own copy
+ * of this header.
  *
  *  - The overload indicator is bool root_domain::overloaded, read and
  *    written through get_rd_overloaded() and set_rd_overloaded(); the
@@ -14,6 +14,8 @@
  *    at most once per 1 ms per cfs_rq (SFT_HAVE_RATE_LIMIT).
  *  - KUnit runs deferred actions, and knows slow cases (SFT_SPEED_SLOW).
  *  - The busy balance type is __CPU_NOT_IDLE (SFT_CPU_NOT_IDLE).
+ *  - nohz's "some idle CPU has blocked load" is has_blocked
+ *    (SFT_NOHZ_HAS_BLOCKED).
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -24,6 +26,7 @@
 #define SFT_HAVE_RATE_LIMIT	1
 #define SFT_CPU_NOT_IDLE	__CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
+#define SFT_NOHZ_HAS_BLOCKED	has_blocked
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {

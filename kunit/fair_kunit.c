@@ -16,8 +16,10 @@
  * and nowhere else.
  *
  * The newly-idle balance that reads the indicator runs under the rq lock
- * inside __schedule(); it is tested from user space by the sched_fastpath
- * kselftests instead.
+ * inside __schedule(); its decision is tested from user space by the
+ * sched_fastpath kselftests. What it leaves behind when it skips (the
+ * common exit: next_balance, the blocked-load kick, idle_stamp, the lock
+ * pin) is checked here, on a fake runqueue, by model_newidle_skip.
  *
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
@@ -27,8 +29,8 @@
  * Safety on a live kernel: every cfs_rq, task_group, rq, root_domain,
  * sched_domain and sched_group written here is a zeroed fake owned by the
  * test, but for one live task group, made and taken down as autogroup
- * does, that holds two of the test's kernel threads. Real runqueues are
- * read, and one field of one is written:
+ * does, that holds two of the test's kernel threads, and the real fields
+ * listed below. Real runqueues are read, and written only as follows:
  *
  *  - The statistics passes read the runqueues of two real CPUs, A (the
  *    first active CPU, where the test's own thread is pinned) and B (the
@@ -50,6 +52,13 @@
  *    and the nohz kick under sd_asym_cpucapacity, which is then NULL.
  *  - root_task_group.load_avg is written only on a kernel without the
  *    root-group skip; the cases undo their own contribution there.
+ *  - model_newidle_skip calls sched_balance_newidle() on a fake runqueue
+ *    of the CPU it runs on, with interrupts off. For each call it sets
+ *    nohz's global blocked-load state and puts it back (a report of
+ *    blocked load by another CPU meanwhile is kept), saves and restores
+ *    its own CPU's NOHZ_NEWILB_KICK bit, and gives that CPU's real base
+ *    domain an infinite max_newidle_lb_cost, so that a kernel whose gate
+ *    wrongly balances stops there before it pulls anything to the fake.
  *
  * The write counts use a hardware watchpoint (a wide perf breakpoint on
  * every CPU): each count is exact, not inferred from a value read later.
@@ -1537,12 +1546,265 @@ static void sched_fair_test_model_recompute_groups(struct kunit *test)
 	sched_fair_test_model_end(&c, w);
 }
 
+/*
+ * Model of what sched_balance_newidle() leaves behind when it does not
+ * balance: the two early returns and the exit that a skip shares with a
+ * balance (its out: label), field by field.
+ *
+ *  - A wakeup pending on the runqueue (ttwu_pending): return 0 at once,
+ *    nothing else changes.
+ *  - Otherwise idle_stamp becomes the runqueue's clock, and the balance
+ *    is skipped when the runqueue has no base domain, when the indicator
+ *    is clear, or when avg_idle is below the base domain's
+ *    max_newidle_lb_cost. A skip returns 0 and leaves idle_stamp as it
+ *    is; it moves next_balance earlier, never later, to the earlier of
+ *    now + HZ and (with a base domain) that domain's last_balance plus
+ *    its idle balance interval (balance_interval in jiffies, at least 1,
+ *    at most max_load_balance_interval); and it asks for a refresh of the
+ *    idle CPUs' blocked load (NOHZ_NEWILB_KICK on this CPU) iff avg_idle
+ *    is at least sysctl_sched_migration_cost, nohz says some idle CPU
+ *    has blocked load, and nohz.next_blocked has been reached.
+ *  - Either way misfit_task_load is cleared where asymmetric capacity is
+ *    active (update_misfit_status(NULL, rq)), and kept elsewhere.
+ *  - The runqueue lock is pinned again on return: lockdep checks that
+ *    when the case unlocks, on a kernel with CONFIG_PROVE_LOCKING.
+ */
+struct sched_fair_test_ni_in {
+	bool ttwu, has_sd, flag, has_blocked;
+	u64 avg_idle, cost;
+	/* In jiffies from now: next_balance, last_balance, next_blocked. */
+	long next, last, next_blocked;
+	unsigned int interval_ms;
+};
+
+struct sched_fair_test_ni_out {
+	int ret;
+	u64 idle_stamp;
+	unsigned long next_balance, misfit;
+	bool kick;
+};
+
+/* What the fields hold before the call, to see whether it wrote them. */
+#define SFT_NI_STAMP	0x5a5a5a5aULL
+#define SFT_NI_MISFIT	0xa5a5UL
+
+static void sched_fair_test_model_newidle(const struct sched_fair_test_ni_in *in,
+					  unsigned long now, u64 clock, bool asym,
+					  struct sched_fair_test_ni_out *o)
+{
+	unsigned long next = now + HZ, cand, interval;
+
+	o->ret = 0;
+	o->misfit = asym ? 0 : SFT_NI_MISFIT;
+	if (in->ttwu) {
+		o->idle_stamp = SFT_NI_STAMP;
+		o->next_balance = now + in->next;
+		o->kick = false;
+		return;
+	}
+	o->idle_stamp = clock;
+	if (in->has_sd) {
+		interval = clamp(msecs_to_jiffies(in->interval_ms), 1UL,
+				 max_load_balance_interval);
+		cand = now + in->last + interval;
+		if (time_before(cand, next))
+			next = cand;
+	}
+	o->next_balance = time_before(next, now + in->next) ? next : now + in->next;
+	o->kick = IS_ENABLED(CONFIG_NO_HZ_COMMON) &&
+		  in->avg_idle >= sysctl_sched_migration_cost &&
+		  in->has_blocked && in->next_blocked <= 0;
+}
+
+/* Inputs whose jiffies or nohz state moved under the call, retried. */
+struct sched_fair_test_ni_run {
+	struct rq *rq;
+	struct sched_domain *sd;
+	unsigned int retries, unsettled;
+};
+
+/*
+ * One call on @r's runqueue, a fake on this CPU, interrupts off. The
+ * CPU's real base domain gets an infinite max_newidle_lb_cost for the
+ * call (this CPU alone writes it, and cannot now), so that a wrong gate
+ * that balances stops at that domain before it pulls anything to the
+ * fake. Returns false if jiffies or the nohz state changed meanwhile.
+ */
+static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
+					 const struct sched_fair_test_ni_in *in, u64 clock,
+					 unsigned long *now, struct sched_fair_test_ni_out *o)
+{
+	struct rq *rq = r->rq;
+	struct sched_domain *real;
+	bool settled = true;
+	struct rq_flags rf;
+	u64 real_cost = 0;
+	int cpu;
+#ifdef CONFIG_NO_HZ_COMMON
+	unsigned long old_next_blocked;
+	int old_has_blocked, kick_before;
+#endif
+
+	rq_lock_irqsave(rq, &rf);
+	cpu = smp_processor_id();
+	rq->cpu = cpu;
+	*now = jiffies;
+	rq->ttwu_pending = in->ttwu;
+	rq->avg_idle = in->avg_idle;
+	rq->idle_stamp = SFT_NI_STAMP;
+	rq->next_balance = *now + in->next;
+	rq->misfit_task_load = SFT_NI_MISFIT;
+	rq->clock = clock;
+	rq->clock_update_flags = RQCF_UPDATED;
+	r->sd->last_balance = *now + in->last;
+	r->sd->balance_interval = in->interval_ms;
+	r->sd->max_newidle_lb_cost = in->cost;
+	rcu_assign_pointer(rq->sd, in->has_sd ? r->sd : NULL);
+	rq->rd->SFT_RD_FLAG = in->flag;
+	real = rcu_dereference_sched(cpu_rq(cpu)->sd);
+	if (real) {
+		real_cost = real->max_newidle_lb_cost;
+		real->max_newidle_lb_cost = U64_MAX / 2;
+	}
+#ifdef CONFIG_NO_HZ_COMMON
+	old_has_blocked = READ_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED);
+	old_next_blocked = READ_ONCE(nohz.next_blocked);
+	WRITE_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED, in->has_blocked);
+	WRITE_ONCE(nohz.next_blocked, *now + in->next_blocked);
+	kick_before = atomic_fetch_andnot(NOHZ_NEWILB_KICK, nohz_flags(cpu));
+#endif
+
+	o->ret = sched_balance_newidle(rq, &rf);
+
+	settled = !time_after(jiffies, *now);
+#ifdef CONFIG_NO_HZ_COMMON
+	o->kick = atomic_fetch_andnot(NOHZ_NEWILB_KICK, nohz_flags(cpu)) & NOHZ_NEWILB_KICK;
+	if (kick_before & NOHZ_NEWILB_KICK)
+		atomic_or(NOHZ_NEWILB_KICK, nohz_flags(cpu));
+	if (READ_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED) != in->has_blocked ||
+	    READ_ONCE(nohz.next_blocked) != *now + in->next_blocked)
+		settled = false;
+	/* Another CPU's news of blocked load is never dropped. */
+	WRITE_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED, old_has_blocked || !settled ||
+		   READ_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED));
+	WRITE_ONCE(nohz.next_blocked, old_next_blocked);
+#else
+	o->kick = false;
+#endif
+	if (real)
+		real->max_newidle_lb_cost = real_cost;
+	o->idle_stamp = rq->idle_stamp;
+	o->next_balance = rq->next_balance;
+	o->misfit = rq->misfit_task_load;
+	rq_unlock_irqrestore(rq, &rf);
+	return settled;
+}
+
+static void sched_fair_test_newidle_step(struct sched_fair_test_check *c,
+					 struct sched_fair_test_ni_run *r,
+					 const struct sched_fair_test_ni_in *in)
+{
+	struct sched_fair_test_ni_out got, want;
+	u64 clock = 1000000000ULL + sched_fair_test_rand(c, 0, 1U << 30);
+	unsigned long now;
+	char input[128];
+	int tries;
+
+	for (tries = 0; !sched_fair_test_newidle_call(r, in, clock, &now, &got); tries++) {
+		r->retries++;
+		if (tries == 16) {
+			r->unsettled++;
+			return;
+		}
+	}
+	c->inputs++;
+	sched_fair_test_model_newidle(in, now, clock, sched_asym_cpucap_active(), &want);
+	snprintf(input, sizeof(input),
+		 "ttwu %d sd %d flag %d avg_idle %llu cost %llu next %+ld last %+ld/%ums blocked %d/%+ld",
+		 in->ttwu, in->has_sd, in->flag, in->avg_idle, in->cost, in->next, in->last,
+		 in->interval_ms, in->has_blocked, in->next_blocked);
+	sched_fair_test_match(c, "the return value", got.ret, want.ret, "%s", input);
+	sched_fair_test_match(c, "idle_stamp", got.idle_stamp, want.idle_stamp, "%s", input);
+	sched_fair_test_match(c, "next_balance - now", got.next_balance - now,
+			      want.next_balance - now, "%s", input);
+	sched_fair_test_match(c, "the blocked-load kick", got.kick, want.kick, "%s", input);
+	sched_fair_test_match(c, "misfit_task_load", got.misfit, want.misfit, "%s", input);
+}
+
+/* The next digit of @v in base @base. */
+static unsigned int sched_fair_test_digit(unsigned int *v, unsigned int base)
+{
+	unsigned int d = *v % base;
+
+	*v /= base;
+	return d;
+}
+
+/*
+ * The skip's exit over every input that does not balance: a pending
+ * wakeup, no base domain, the indicator clear, avg_idle short, crossed
+ * with where next_balance, the domain's next balance and now + HZ lie,
+ * and with the blocked-load state. The balance itself releases the lock
+ * and walks the CPU's real domains, which a fake runqueue must not do;
+ * the kselftests and the recompute cases test it.
+ */
+static void sched_fair_test_model_newidle_skip(struct kunit *test)
+{
+	static const long nexts[] = { -1, HZ / 2, 3 * HZ };
+	static const long lasts[] = { -2 * HZ, 0, 2 * HZ };
+	static const unsigned int intervals[] = { 1, 64, 1000000 };
+	static const long blocked[] = { -1, 0, 1 };
+	const u64 mig = sysctl_sched_migration_cost;
+	const u64 avgs[] = { 0, mig / 2 - 1, mig / 2, mig - 1, mig, 2 * mig - 1, 2 * mig, 4 * mig };
+	const u64 costs[] = { mig / 2, 2 * mig };
+	const unsigned int space = 2 * 2 * 2 * ARRAY_SIZE(avgs) * ARRAY_SIZE(costs) *
+		ARRAY_SIZE(nexts) * ARRAY_SIZE(lasts) * ARRAY_SIZE(intervals) * 2 *
+		ARRAY_SIZE(blocked);
+	struct sched_fair_test_ni_run r = { .rq = sched_fair_test_rq(test) };
+	struct sched_fair_test_ni_in in;
+	struct sched_fair_test_check c;
+	unsigned int idx, v;
+
+	if (housekeeping_enabled(HK_TYPE_TICK) || housekeeping_enabled(HK_TYPE_DOMAIN))
+		kunit_skip(test, "precondition: no CPU isolation (nohz_full= or isolcpus=)");
+	r.sd = kunit_kzalloc(test, sizeof(*r.sd) + cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r.sd);
+	raw_spin_lock_init(&r.rq->__lock);
+	sched_fair_test_check_init(test, &c, "sched_balance_newidle, the skip's exit");
+	for (idx = 0; idx < space; idx++) {
+		v = idx;
+		in.ttwu = sched_fair_test_digit(&v, 2);
+		in.has_sd = sched_fair_test_digit(&v, 2);
+		in.flag = sched_fair_test_digit(&v, 2);
+		in.avg_idle = avgs[sched_fair_test_digit(&v, ARRAY_SIZE(avgs))];
+		in.cost = costs[sched_fair_test_digit(&v, ARRAY_SIZE(costs))];
+		in.next = nexts[sched_fair_test_digit(&v, ARRAY_SIZE(nexts))];
+		in.last = lasts[sched_fair_test_digit(&v, ARRAY_SIZE(lasts))];
+		in.interval_ms = intervals[sched_fair_test_digit(&v, ARRAY_SIZE(intervals))];
+		in.has_blocked = sched_fair_test_digit(&v, 2);
+		in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
+		/* Inputs that balance are not driven: see above. */
+		if (!in.ttwu && in.has_sd && in.flag && in.avg_idle >= in.cost)
+			continue;
+		sched_fair_test_newidle_step(&c, &r, &in);
+		if (!(idx % 256))
+			cond_resched();
+	}
+	kunit_info(test, "%u calls retried (jiffies or the nohz state moved), %u inputs unsettled\n",
+		   r.retries, r.unsettled);
+	if (r.unsettled > c.inputs / 100)
+		kunit_skip(test, "precondition: %u of %u inputs never settled",
+			   r.unsettled, r.unsettled + c.inputs);
+	sched_fair_test_check_end(&c);
+}
+
 static struct kunit_case sched_fair_model_cases[] = {
 	SFT_CASE_SLOW(model_set_side),
 	SFT_CASE_SLOW(model_tg_side),
 	SFT_CASE_SLOW(model_recompute_side),
 	SFT_CASE_SLOW(model_recompute_classes),
 	SFT_CASE_SLOW(model_recompute_groups),
+	SFT_CASE_SLOW(model_newidle_skip),
 	{}
 };
 

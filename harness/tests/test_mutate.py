@@ -96,5 +96,63 @@ class Rules(unittest.TestCase):
         self.assertEqual(r.failed_col, "s.a; s.b; s.c (1/2); ")
 
 
+COMMITTED = """# Mutation table
+
+Made by: an old run
+
+| variant | what | expected to fail | failed (boots, if not all) | verdict |
+|---|---|---|---|---|
+| patched | nothing (control) | none | none | clean in 5/5 boots |
+| m-a | a | s.a | s.a;  | caught 5/5 |
+| m-c | c | s.b | s.b;  | caught 5/5 |
+| baseline | both | s.k  | s.k;  | caught 5/5 |
+
+| test case | caught variants (failed in every boot) |
+|---|---|
+| s.a | m-a  |
+| s.b | m-c baseline  |
+| s.z | none: nothing can fail it |
+
+## Earlier runs
+"""
+
+RUN = """Made by: sfp mutate -k 5 patched m-b m-c
+
+| variant | what | expected to fail | failed (boots, if not all) | verdict |
+|---|---|---|---|---|
+| patched | nothing (control) | none | none | clean in 5/5 boots |
+| m-b | b | s.n | s.n;  | caught 5/5 |
+| m-c | c | s.b | s.a; s.b;  | caught 5/5 |
+
+| test case | caught variants (failed in every boot) |
+|---|---|
+| s.a | m-c  |
+| s.n | m-b  |
+| s.b | m-c  |
+| s.z | none: nothing can fail it |
+"""
+
+
+class Merge(unittest.TestCase):
+    """sfp mutate --into: a partial run's rows merged into a committed page."""
+
+    def setUp(self):
+        self.out = sfp_mutate.merge(COMMITTED, RUN, ["patched", "m-b", "m-c"], "the run --into t.md")
+
+    def test_variant_rows_replaced_and_added_in_order(self):
+        rows = [ln.split("|")[1].strip() for ln in self.out.splitlines()
+                if ln.startswith("| ") and "caught 5/5" in ln or "clean in" in ln]
+        self.assertEqual(rows, ["patched", "m-a", "m-b", "m-c", "baseline"])
+        self.assertIn("| m-c | c | s.b | s.a; s.b;  | caught 5/5 |", self.out)
+
+    def test_catchers_updated_and_new_case_placed(self):
+        self.assertIn("| s.a | m-a m-c  |\n| s.n | m-b  |\n| s.b | m-c baseline  |\n"
+                      "| s.z | none: nothing can fail it |\n", self.out)
+
+    def test_rest_of_the_page_kept_and_merge_noted(self):
+        self.assertIn("Made by: an old run\nRows merged by: the run --into t.md\n", self.out)
+        self.assertTrue(self.out.endswith("## Earlier runs\n"))
+
+
 if __name__ == "__main__":
     unittest.main()

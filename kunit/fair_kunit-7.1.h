@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What fair_kunit.c needs from the kernel line it is built in: Linux
+ * 7.1.y. The same fair_kunit.c is kept for other lines, each with its
+ * own copy of this header; 7.1's differs from 6.12's (also 6.19's) in
+ * one name only.
+ *
+ *  - The overload indicator is bool root_domain::overloaded, read and
+ *    written through get_rd_overloaded() and set_rd_overloaded(); the
+ *    latter reads before it writes, so a recompute that finds the value
+ *    unchanged does not write it (SFT_STORE_READS_FIRST).
+ *  - clear_tg_load_avg() takes an offline CPU's share out of
+ *    tg->load_avg (SFT_HAVE_CLEAR), and update_tg_load_avg() propagates
+ *    at most once per 1 ms per cfs_rq (SFT_HAVE_RATE_LIMIT).
+ *  - KUnit runs deferred actions, and knows slow cases (SFT_SPEED_SLOW).
+ *  - The busy balance type is __CPU_NOT_IDLE (SFT_CPU_NOT_IDLE).
+ *  - nohz's "some idle CPU has blocked load" is has_blocked_load
+ *    (SFT_NOHZ_HAS_BLOCKED); 6.19 calls it has_blocked.
+ */
+#ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
+#define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
+
+#define SFT_RD_FLAG		overloaded
+#define SFT_STORE_READS_FIRST	1
+#define SFT_HAVE_CLEAR		1
+#define SFT_HAVE_RATE_LIMIT	1
+#define SFT_CPU_NOT_IDLE	__CPU_NOT_IDLE	/* the busy balance type */
+#define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
+#define SFT_NOHZ_HAS_BLOCKED	has_blocked_load
+
+static bool sched_fair_test_get(struct root_domain *rd)
+{
+	return get_rd_overloaded(rd);
+}
+
+static void sched_fair_test_set(struct root_domain *rd, bool flag)
+{
+	set_rd_overloaded(rd, flag);
+}
+
+/* Run @fn(@ctx) when the case ends, pass or fail; at once on error. */
+static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
+{
+	return kunit_add_action_or_reset(test, fn, ctx);
+}
+
+#endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */
