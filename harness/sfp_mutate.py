@@ -302,7 +302,10 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
             rest = [""] + new[nds:nde] + rest
 
     cs, ce = _md_table(rest, "| test case |")
-    ncs, nce = _md_table(new, "| test case |")
+    try:
+        ncs, nce = _md_table(new, "| test case |")
+    except ValueError:  # a run without the control lists no cases
+        ncs = nce = 0
     ran = set(run_names)
     catchers: dict[str, tuple[set[str], str]] = {}
     order: list[str] = []
@@ -330,6 +333,8 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
     out = old[:vs] + vtable + rest[:cs] + ctable + rest[ce:]
     for i, ln in enumerate(out[:vs]):
         if ln.startswith("Made by:"):
+            while out[i + 1].startswith("Rows merged by:"):
+                i += 1
             out.insert(i + 1, f"Rows merged by: {merged_by}")
             break
     return "\n".join(out) + "\n"

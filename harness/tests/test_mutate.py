@@ -96,6 +96,48 @@ class Rules(unittest.TestCase):
         self.assertEqual(r.failed_col, "s.a; s.b; s.c (1/2); ")
 
 
+class Debug(unittest.TestCase):
+    """The debug kernel's verdicts: a splat counts as a failure."""
+
+    def res(self, splat="", *cases):
+        r = Result(logdir="/o", cases=[Case("kunit", c[0], c[1], c[2]) for c in cases])
+        r.splats = [splat] if splat else []
+        return r
+
+    def test_splat_catches_a_debug_only_mutant(self):
+        v = sfp_mutate.Variant("no-pin", "drops a pin", "any", "debug")
+        d = sfp_mutate.judge_debug(v, [self.res("WARNING: unpinning an unpinned lock",
+                                                ("s", "a", "PASS"))])
+        self.assertEqual(d.verdict, "caught 1/1")
+        self.assertTrue(d.ok)
+        main = sfp_mutate.judge(v, 1, [self.res("", ("s", "a", "PASS"))], pathlib.Path("/o"))
+        self.assertTrue(main.verdict.startswith("MISSED"))
+        both = sfp_mutate.with_debug(main, d)
+        self.assertEqual(both.verdict, "caught 1/1")
+        self.assertIn("debug kernel: boot 1: WARNING: unpinning", both.failed_col)
+
+    def test_debug_only_mutant_missed_there_is_not_ok(self):
+        v = sfp_mutate.Variant("no-pin", "drops a pin", "any", "debug")
+        d = sfp_mutate.judge_debug(v, [self.res("", ("s", "a", "PASS"))])
+        self.assertEqual(d.verdict, "MISSED in 1/1 boots")
+        self.assertFalse(d.ok)
+
+    def test_control_with_a_splat_fails(self):
+        v = sfp_mutate.Variant("patched", "nothing (control)", "")
+        d = sfp_mutate.judge_debug(v, [self.res("BUG: KASAN: slab-out-of-bounds",
+                                                ("s", "a", "PASS"))])
+        self.assertTrue(d.verdict.startswith("CONTROL FAILED"))
+        self.assertFalse(d.ok)
+        self.assertTrue(sfp_mutate.judge_debug(v, [self.res("", ("s", "a", "PASS"))]).ok)
+
+    def test_no_result_is_not_a_catch(self):
+        v = sfp_mutate.Variant("m", "m", "s.a")
+        d = sfp_mutate.judge_debug(v, [None, self.res("")])
+        self.assertEqual(d.verdict, "MISSED in 2/2 boots")
+        self.assertEqual(d.seen, "boot 1: no result / boot 2: no result")
+        self.assertTrue(d.ok)  # a main-kernel mutant: the debug column is a second opinion
+
+
 COMMITTED = """# Mutation table
 
 Made by: an old run
@@ -148,6 +190,13 @@ class Merge(unittest.TestCase):
     def test_catchers_updated_and_new_case_placed(self):
         self.assertIn("| s.a | m-a m-c  |\n| s.n | m-b  |\n| s.b | m-c baseline  |\n"
                       "| s.z | none: nothing can fail it |\n", self.out)
+
+    def test_a_run_without_the_control_keeps_the_cases(self):
+        run = RUN.split("\n\n| test case |")[0].replace(
+            "| patched | nothing (control) | none | none | clean in 5/5 boots |\n", "")
+        out = sfp_mutate.merge(COMMITTED, run + "\n", ["m-b", "m-c"], "x")
+        self.assertIn("| m-b | b | s.n | s.n;  | caught 5/5 |", out)
+        self.assertIn("| s.a | m-a  |\n| s.b | baseline  |\n| s.z | none: nothing can fail it |", out)
 
     def test_rest_of_the_page_kept_and_merge_noted(self):
         self.assertIn("Made by: an old run\nRows merged by: the run --into t.md\n", self.out)
