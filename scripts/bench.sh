@@ -8,7 +8,7 @@ set -euo pipefail
 
 usage() {
 	cat <<EOF
-Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-o OUTDIR] [--smoke]
+Usage: $PROG [-t "TOPOLOGIES..."] [-d SECONDS] [-r REPS] [-F MODE] [-o OUTDIR] [--smoke]
 
 Build 'baseline' (both mechanisms backed out) and 'patched' (the series)
 from the prepared work tree with the same config (the fragments of kind
@@ -40,6 +40,11 @@ Options:
   -s LIST    vCPU counts, quoted: the flat topologies smpN
   -d SEC     guest seconds per workload and phase [default 3]
   -r N       repetitions per kernel and topology [default 3]
+  -F MODE    the sched features that skip newly-idle balances by a rule of
+             their own (NI_RANDOM; NI_RATE on 7.1): 'measure' turns them
+             off in both kernels, so that the counters show the overload
+             gate alone; 'shipped' leaves them as the line ships them
+             [default measure]
   -o DIR     output directory; must not hold an earlier run
              [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
   -Q OPTS    extra QEMU options for every boot (scripts/boot.sh -Q), e.g.
@@ -70,6 +75,7 @@ DUR=3
 REPS=3
 OUT=
 SMOKE=
+NIMODE=measure
 QOPTS=${QEMU_OPTS:-}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -83,6 +89,7 @@ while [ $# -gt 0 ]; do
 	-r | --reps) REPS=${2:?}; shift 2 ;;
 	-o | --out) OUT=${2:?}; shift 2 ;;
 	-Q | --qemu-opts) QOPTS=${2:?}; shift 2 ;;
+	-F | --newidle-features) NIMODE=${2:?}; shift 2 ;;
 	--smoke) SMOKE=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
@@ -94,6 +101,7 @@ fi
 case $DUR in '' | *[!0-9]* | 0) die "-d wants a whole number of seconds > 0, not '$DUR'" ;; esac
 case $REPS in '' | *[!0-9]* | 0) die "-r wants a number of repetitions > 0, not '$REPS'" ;; esac
 [ -n "${TOPOS// /}" ] || die "-t wants at least one topology"
+case $NIMODE in measure | shipped) ;; *) die "-F wants 'measure' or 'shipped', not '$NIMODE'" ;; esac
 MEM=${MEM:-1024}
 declare -A VCPUS=()
 for t in $TOPOS; do
@@ -145,7 +153,7 @@ OUT=$(realpath "$OUT")
 f=$(kernel_kind_fragments bench "$BUILD/tree")
 CFGS=()
 split_lines CFGS "$f"
-GUEST_APPEND="sfp.dur=$DUR${BENCH_APPEND:+ $BENCH_APPEND}"
+GUEST_APPEND="sfp.dur=$DUR sfp.newidle=$NIMODE${BENCH_APPEND:+ $BENCH_APPEND}"
 
 stage_start "workload programs"
 for p in sfp_rr sfp_pool sfp_writes; do
@@ -194,6 +202,7 @@ meta() {
 	local t k v c cfgs=
 	printf 'command\t%s\n' "scripts/$PROG${ARGS:+ $ARGS}"
 	printf 'topologies\t%s\ndur\t%s\nreps\t%s\nmem\t%s\n' "${TOPOS# }" "$DUR" "$REPS" "$MEM"
+	printf 'newidle_features\t%s\n' "$NIMODE"
 	for t in $TOPOS; do
 		v=$(topology "$t")
 		printf 'topology_%s\t%s\t%s\n' "$t" "${VCPUS[$t]}" "$v"

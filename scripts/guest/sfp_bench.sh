@@ -24,13 +24,22 @@
 # Parameters come from the kernel command line:
 #   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (10000000)  sfp.poolwork=LOOPS (200000)
 #   sfp.perffreq=HZ (500)
+#   sfp.newidle=measure|shipped (measure): measure turns off the sched
+#                features that skip newly-idle balances by their own
+#                rule (NI_RANDOM, since 6.19 and in 6.1.y/6.12.y; NI_RATE,
+#                7.1), so that the counters show the overload gate alone;
+#                shipped leaves them as the kernel ships them
 #   sfp.features=FEAT[,FEAT...] (none): sched features to write first,
 #                e.g. NO_DELAY_DEQUEUE
 #   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]: field offsets of
 #                this kernel (scripts/kernel-offsets.sh), for sfp_writes
 set -u
 PATH=/bin:/usr/bin:/tests
+# The profiled functions by their names since v6.10; older kernels (the
+# 6.1 line) call the first two newidle_balance() and load_balance().
+# Every line the guest prints uses the newer names.
 FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
+OLDNAMES="newidle_balance=sched_balance_newidle load_balance=sched_balance_rq"
 T=/sys/kernel/debug/tracing
 FEAT=/sys/kernel/debug/sched/features
 CG=/sys/fs/cgroup
@@ -42,6 +51,7 @@ RRWORK=$(arg sfp.rrwork 10000000)
 POOLWORK=$(arg sfp.poolwork 200000)
 FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
+NEWIDLE=$(arg sfp.newidle measure)
 OFFSETS=$(arg sfp.offsets '')
 WARGS=
 for o in $(echo "$OFFSETS" | tr ',' ' '); do
@@ -60,35 +70,62 @@ problem() {
 	fail=1
 }
 
-# Exact counters need schedstats; NI_RANDOM (6.12.y) would skip newly-idle
-# balances at random on both kernels and hide the overload gate.
+# Exact counters need schedstats. NI_RANDOM skips newly-idle balances at
+# random, in proportion to a domain's past success, and NI_RATE feeds it
+# the call rate: on both kernels alike, hiding the overload gate; the
+# measure mode turns them off, the shipped mode keeps them.
 echo 1 >/proc/sys/kernel/sched_schedstats || problem "cannot enable schedstats"
-grep -qw NI_RANDOM "$FEAT" && { echo NO_NI_RANDOM >"$FEAT" || problem "cannot clear NI_RANDOM"; }
+case $NEWIDLE in
+measure)
+	for f in NI_RANDOM NI_RATE; do
+		grep -qw "$f" "$FEAT" || continue
+		echo "NO_$f" >"$FEAT" || problem "cannot clear $f"
+	done
+	;;
+shipped) ;;
+*) problem "sfp.newidle=$NEWIDLE: want measure or shipped" ;;
+esac
 for f in $(echo "$FEATURES" | tr ',' ' '); do
 	echo "$f" >"$FEAT" || problem "cannot set sched feature $f"
 done
 env_cpus=$(grep -c ^processor /proc/cpuinfo)
 env_release=$(uname -r)
 env_features=$(tr ' ' ',' <"$FEAT")
-echo "sfp-bench env cpus=$env_cpus release=$env_release dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ features=$env_features"
+echo "sfp-bench env cpus=$env_cpus release=$env_release dur=$DUR rrwork=$RRWORK poolwork=$POOLWORK perffreq=$FREQ newidle=$NEWIDLE features=$env_features"
 
 : >"$T/set_ftrace_filter"
 for f in $FUNCS; do
-	echo "$f" >>"$T/set_ftrace_filter" || problem "cannot profile $f (not in available_filter_functions?)"
+	k=$f
+	if ! grep -qx "$f" "$T/available_filter_functions"; then
+		for o in $OLDNAMES; do
+			[ "${o#*=}" = "$f" ] && k=${o%%=*}
+		done
+	fi
+	echo "$k" >>"$T/set_ftrace_filter" || problem "cannot profile $k (not in available_filter_functions?)"
 done
+
+# An awk function: name(SYM) is SYM under its newer name (OLDNAMES).
+AWK_NAMES='
+	function name(sym,    i, m, p) {
+		m = split(old, p, " ")
+		for (i = 1; i <= m; i++)
+			if (index(p[i], sym "=") == 1) return substr(p[i], length(sym) + 2)
+		return sym
+	}'
 
 # fprof_snap FILE: the profiler's hits and time per function, summed over
 # CPUs, as "function hits microseconds" lines.
 fprof_snap() {
-	cat "$T"/trace_stat/function* | awk -v funcs="$FUNCS" '
+	cat "$T"/trace_stat/function* | awk -v funcs="$FUNCS" -v old="$OLDNAMES" "$AWK_NAMES"'
 		BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) { hits[f[i]] = 0; us[f[i]] = 0 } }
-		$1 in hits {
-			hits[$1] += $2
+		name($1) in hits {
+			k = name($1)
+			hits[k] += $2
 			t = $3
 			if ($4 == "ns") t /= 1000
 			else if ($4 == "ms") t *= 1000
 			else if ($4 == "s") t *= 1000000
-			us[$1] += t
+			us[k] += t
 		}
 		END { for (i = 1; i <= n; i++) printf "%s %d %.1f\n", f[i], hits[f[i]], us[f[i]] }' >"$1"
 }
@@ -102,11 +139,11 @@ fprof() {
 # perfsum WORKLOAD: total cpu-clock samples and the functions' shares.
 perfsum() {
 	perf report -i /tmp/perf.data --stdio -n -q --sort sym 2>/tmp/perf-report.err |
-		awk -v wl="$1" -v funcs="$FUNCS" '
+		awk -v wl="$1" -v funcs="$FUNCS" -v old="$OLDNAMES" "$AWK_NAMES"'
 		BEGIN { n = split(funcs, f, " "); for (i = 1; i <= n; i++) s[f[i]] = 0 }
 		NF >= 4 && $1 ~ /%$/ {
 			total += $2
-			if ($NF in s) s[$NF] += $2
+			if (name($NF) in s) s[name($NF)] += $2
 			if (top < 5) { top++; tops = tops (tops ? "," : "") $NF ":" $2 }
 		}
 		END {

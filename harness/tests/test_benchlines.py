@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The table across benchmark runs, and the power it states."""
+import math
+import pathlib
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from sfp_benchlines import RunError, load, power, rows, table  # noqa: E402
+
+
+def write_run(d: pathlib.Path, mode: str | None, pulls: dict[str, list[float]]) -> None:
+    meta = ["command\tscripts/bench.sh -t smp4", "topologies\tsmp4", "version\t6.19.0"]
+    if mode:
+        meta.append(f"newidle_features\t{mode}")
+    (d / "meta.tsv").write_text("\n".join(meta) + "\n")
+    out = ["kernel\ttopology\tvcpus\trep\tmetric\tvalue"]
+    for k, vals in pulls.items():
+        for i, v in enumerate(vals, 1):
+            out.append(f"{k}\tsmp4\t4\t{i}\tmix.lb.gained\t{v}")
+            out.append(f"{k}\tsmp4\t4\t{i}\trr.lb.attempts_per_idle\t{0.8 if k == 'baseline' else 0.02}")
+            out.append(f"{k}\tsmp4\t4\t{i}\tpool.writes.root_tg_load_avg\t{900 if k == 'baseline' else 0}")
+    out.append("patched\tsmp4\t4\t1\trr.lb.wasted_per_idle\tNone")
+    (d / "results.tsv").write_text("\n".join(out) + "\n")
+
+
+class Load(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = pathlib.Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_mode_defaults_to_measure(self):
+        # Runs made before -F existed turned NI_RANDOM off: measure.
+        write_run(self.d, None, {"baseline": [10, 20], "patched": [10, 20]})
+        self.assertEqual(load(self.d).mode, "measure")
+
+    def test_rows(self):
+        write_run(self.d, "shipped", {"baseline": [10, 20, 40], "patched": [11, 18, 40]})
+        (r,) = rows(load(self.d))
+        self.assertEqual((r.mode, r.topology), ("shipped", "smp4"))
+        self.assertEqual(r.pulls[0].median, 20)
+        self.assertAlmostEqual(r.pull_ratios.low, 0.9)
+        self.assertEqual(r.attempts[1].median, 0.02)
+        self.assertEqual(r.writes[1].high, 0)
+        self.assertIsNone(r.wasted[1])  # a None value is no value
+        self.assertIn("| 6.19.0 | shipped | smp4 |", table([load(self.d)]))
+
+    def test_not_a_run(self):
+        with self.assertRaises(RunError):
+            load(self.d)
+        (self.d / "meta.tsv").write_text("topologies\tsmp2\n")
+        (self.d / "results.tsv").write_text("a\tb\n")
+        with self.assertRaises(RunError):
+            load(self.d)
+
+
+class Power(unittest.TestCase):
+    def test_too_few(self):
+        self.assertIsNone(power([1.0, 1.1]).detectable_loss)
+
+    def test_no_spread_needs_nothing_more(self):
+        p = power([1.0, 1.0, 1.0])
+        self.assertEqual((p.detectable_loss, p.reps_for_loss), (0, 3))
+
+    def test_against_the_formula(self):
+        # sd of log ratios s; z = z(0.95) + z(0.80) = 1.6449 + 0.8416
+        r = [math.exp(x) for x in (-0.1, 0.0, 0.1, 0.2)]
+        p = power(r)
+        s = 0.12909944487358055
+        self.assertAlmostEqual(p.sd_log, s)
+        self.assertAlmostEqual(p.detectable_loss, 1 - math.exp(-2.486475 * s / 2), places=5)
+        self.assertEqual(p.reps_for_loss, math.ceil((2.486475 * s / -math.log(0.95)) ** 2))
+
+    def test_more_spread_needs_more(self):
+        a = power([0.9, 1.0, 1.1]).reps_for_loss
+        b = power([0.6, 1.0, 1.6]).reps_for_loss
+        self.assertLess(a, b)
+
+
+if __name__ == "__main__":
+    unittest.main()
