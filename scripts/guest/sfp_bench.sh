@@ -40,7 +40,7 @@ PATH=/bin:/usr/bin:/tests
 # Every line the guest prints uses the newer names.
 FUNCS="sched_balance_newidle sched_balance_rq task_tick_fair"
 OLDNAMES="newidle_balance=sched_balance_newidle load_balance=sched_balance_rq"
-T=/sys/kernel/debug/tracing
+T=/sys/kernel/tracing
 FEAT=/sys/kernel/debug/sched/features
 CG=/sys/fs/cgroup
 
@@ -69,6 +69,13 @@ problem() {
 	echo "sfp-bench error: $*"
 	fail=1
 }
+
+# tracefs has its own mount point since v4.1; the old automount under
+# debugfs is a config option (TRACEFS_AUTOMOUNT_DEPRECATED, 6.19) that
+# the allnoconfig-based configs leave off.
+if [ ! -e "$T/set_ftrace_filter" ]; then
+	mount -t tracefs tracefs "$T" || problem "cannot mount tracefs on $T"
+fi
 
 # Exact counters need schedstats. NI_RANDOM skips newly-idle balances at
 # random, in proportion to a domain's past success, and NI_RATE feeds it
