@@ -4,7 +4,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke bench-lines matrix robot submission clean clean-tree help
 
 all: run
 
@@ -35,8 +35,10 @@ help:
 	@echo "                debug kernel: KUnit, kselftests, then MIN minutes of hotplug,"
 	@echo "                cgroup, affinity and fork stress; RUNS boots, tallied, with"
 	@echo "                BUSY busy loops on the host"
-	@echo "make bench [TOPOLOGIES='smp2 smp8 smt2x2x2 sock4x2'] [DURATION=3] [REPS=3]"
+	@echo "make bench [TOPOLOGIES='smp2 smp8 smt2x2x2 sock4x2'] [DURATION=3] [REPS=3] [NEWIDLE=measure|shipped]"
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
+	@echo "                (NEWIDLE=shipped: NI_RANDOM/NI_RATE as the line ships them)"
+	@echo "make bench-lines BENCH_RUNS='DIR...'  one table across bench runs (lines, NEWIDLE modes)"
 	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
@@ -115,8 +117,12 @@ stress: prepare
 TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
 DURATION ?= 3
 REPS ?= 3
+NEWIDLE ?= measure
 bench: prepare
-	scripts/bench.sh -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS)
+	scripts/bench.sh -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE)
+
+bench-lines:
+	./sfp bench-lines $(BENCH_RUNS)
 
 bench-smoke: prepare
 	scripts/bench.sh --smoke

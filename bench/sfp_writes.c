@@ -15,6 +15,14 @@
  * Usage: sfp_writes -t TG_LOAD_AVG -r RQ_RD [-o RD_OVERLOADED] -- CMD [ARG]...
  * Runs COMMAND with its output discarded, then prints one line:
  *   seconds=S root_tg_load_avg=N indicator=N|none
+ *
+ * Or, with -A, prints the addresses a tracer watches and exits (the
+ * benchmark's classification, scripts/guest/sfp_bench.sh, hands them to
+ * perf record as mem: events):
+ *   sfp_writes -A -r RQ_RD -o RD_OVERLOADED -s RQ_SD -c LB_COUNT -g LB_GAINED
+ *   indicator ADDRESS VALUE        the root domain's flag and its value now
+ *   cpu N LB_COUNT LB_GAINED       CPU N's lowest domain's newly-idle
+ *                                  lb_count and lb_gained (schedstat)
  */
 #include "sfp_bench.h"	/* first: it defines _GNU_SOURCE */
 #include <elf.h>
@@ -27,9 +35,13 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s -t TG_LOAD_AVG -r RQ_RD [-o RD_OVERLOADED] -- COMMAND [ARG]...\n"
+		"       %s -A -r RQ_RD -o RD_OVERLOADED -s RQ_SD -c LB_COUNT -g LB_GAINED\n"
 		"  offsets in bytes of task_group.load_avg, rq.rd and root_domain.overloaded\n"
-		"  (scripts/kernel-offsets.sh); without -o the indicator is not watched\n",
-		prog);
+		"  (scripts/kernel-offsets.sh); without -o the indicator is not watched;\n"
+		"  -A prints the addresses of the indicator and of every CPU's lowest\n"
+		"  domain's newly-idle lb_count and lb_gained (offsets of rq.sd and in\n"
+		"  struct sched_domain) instead\n",
+		prog, prog);
 	exit(2);
 }
 
@@ -90,6 +102,25 @@ static int watch(unsigned long addr, int len, int *fd, int ncpus)
 	return 0;
 }
 
+/* -A: the addresses to watch, read from @kfd; 0 if all were printed. */
+static int addresses(int kfd, unsigned long rq, unsigned long pcpu, unsigned long rd,
+		     long off_ovl, long off_sd, long off_cnt, long off_gain, int ncpus)
+{
+	unsigned long off, sd, val;
+	int c;
+
+	if (kread(kfd, rd + off_ovl, &val))
+		return -1;
+	printf("indicator 0x%lx %lu\n", rd + off_ovl, val & 0xff);
+	for (c = 0; c < ncpus; c++) {
+		if (kread(kfd, pcpu + 8 * c, &off) || kread(kfd, off + rq + off_sd, &sd))
+			return -1;
+		if (sd)	/* no domain: an offline or isolated CPU */
+			printf("cpu %d 0x%lx 0x%lx\n", c, sd + off_cnt, sd + off_gain);
+	}
+	return 0;
+}
+
 static unsigned long long total(int *fd, int ncpus)
 {
 	unsigned long long sum = 0, v;
@@ -103,22 +134,28 @@ static unsigned long long total(int *fd, int ncpus)
 
 int main(int argc, char **argv)
 {
-	long off_tg = -1, off_rd = -1, off_ovl = -1;
+	long off_tg = -1, off_rd = -1, off_ovl = -1, off_sd = -1, off_cnt = -1, off_gain = -1;
+	int print_addresses = 0;
 	unsigned long tg, rq, pcpu, pcpu0, rd = 0;
 	int ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	int *tg_fd, *ovl_fd, opt, kfd, status;
 	double t0, t1;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "t:r:o:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:o:s:c:g:Ah")) != -1) {
 		switch (opt) {
 		case 't': off_tg = sfp_arg(argv[0], opt, optarg); break;
 		case 'r': off_rd = sfp_arg(argv[0], opt, optarg); break;
 		case 'o': off_ovl = sfp_arg(argv[0], opt, optarg); break;
+		case 's': off_sd = sfp_arg(argv[0], opt, optarg); break;
+		case 'c': off_cnt = sfp_arg(argv[0], opt, optarg); break;
+		case 'g': off_gain = sfp_arg(argv[0], opt, optarg); break;
+		case 'A': print_addresses = 1; break;
 		default: usage(argv[0]);
 		}
 	}
-	if (off_tg < 0 || off_rd < 0 || optind >= argc)
+	if (print_addresses ? off_rd < 0 || off_ovl < 0 || off_sd < 0 || off_cnt < 0 || off_gain < 0 :
+	    off_tg < 0 || off_rd < 0 || optind >= argc)
 		usage(argv[0]);
 	tg_fd = calloc(ncpus, sizeof(int));
 	ovl_fd = calloc(ncpus, sizeof(int));
@@ -136,6 +173,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sfp_writes: cannot read CPU 0's rq->rd through /proc/kcore: %s\n",
 				strerror(errno));
 			return 1;
+		}
+		if (print_addresses) {
+			if (addresses(kfd, rq, pcpu, rd, off_ovl, off_sd, off_cnt, off_gain, ncpus)) {
+				fprintf(stderr, "sfp_writes: cannot read a CPU's rq->sd through /proc/kcore\n");
+				return 1;
+			}
+			return 0;
 		}
 		close(kfd);
 	}

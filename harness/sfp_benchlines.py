@@ -149,6 +149,34 @@ def rows(run: Run) -> list[Row]:
     return out
 
 
+COST = (("rr.sched_balance_newidle.us_per_call", "time per sched_balance_newidle() call, us"),
+        ("rr.sched_balance_newidle.us_per_tx", "time in sched_balance_newidle() per transaction, us"),
+        ("rr.lat_p50_us", "request latency p50, us"),
+        ("rr.lat_p99_us", "request latency p99, us"))
+
+
+def cost_table(runs: list[Run]) -> str:
+    """Per run, topology and kernel: the profiler's times and the request
+    latency, median (min..max) and the spread (max - min) / median. Under
+    -icount these times are instructions x 2^shift ns."""
+    L = ["| run | topology | kernel | " + " | ".join(f"{what} (spread)" for _, what in COST) + " |",
+         "|---|---|---|" + "---|" * len(COST)]
+    for run in runs:
+        for t in run.topologies:
+            for k in ("baseline", "patched"):
+                cells = []
+                for key, _ in COST:
+                    sp = Spread.of(list(run.reps(k, t, key).values()))
+                    if sp is None:
+                        cells.append("-")
+                        continue
+                    rel = (sp.high - sp.low) / sp.median if sp.median else None
+                    cells.append(f"{_f(sp.median)} ({_f(sp.low)}..{_f(sp.high)}; "
+                                 f"{'-' if rel is None else f'{100 * rel:.2f}%'})")
+                L.append(f"| {run.path.name} | {t} | {k} | " + " | ".join(cells) + " |")
+    return "\n".join(L) + "\n"
+
+
 def _f(v: float | None) -> str:
     if v is None:
         return "-"

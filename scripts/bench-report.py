@@ -13,6 +13,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import sfp_classify  # noqa: E402  (the repository's harness/)
+
 KERNELS = ("baseline", "patched")
 FUNCS = ("sched_balance_newidle", "sched_balance_rq", "task_tick_fair")
 
@@ -293,7 +296,7 @@ def main():
         sys.exit(f"bench-report.py: error: {run} is not a bench run directory (no meta.tsv)")
     meta = dict(line.rstrip("\n").split("\t", 1) for line in open(os.path.join(run, "meta.tsv")) if "\t" in line)
     dur = float(meta.get("dur", 5))
-    data, series, levels = {}, {}, {}
+    data, series, levels, classes = {}, {}, {}, {}
     rawdir = os.path.join(run, "raw")
     for name in sorted(os.listdir(rawdir)):
         mt = re.fullmatch(r"(baseline|patched)-(\w+?)-r(\d+)", name)
@@ -303,6 +306,12 @@ def main():
         k, topo, rep = mt.group(1), mt.group(2), int(mt.group(3))
         vcpus = topo_vcpus(meta, topo)
         data[(k, topo, rep)], series[(k, topo, rep)], env, lv = parse_log(log, vcpus, dur)
+        if k == "patched":
+            lines = open(log, errors="replace").readlines()
+            for wl in ("rr", "mix"):
+                watch, writes = sfp_classify.parse(lines, wl)
+                if watch is not None:
+                    classes.setdefault((topo, wl), []).append(sfp_classify.classify(watch, writes))
         levels.setdefault(topo, lv)
         for key in ("rrwork", "poolwork"):
             meta.setdefault(key, env.get(key, "?"))
@@ -329,6 +338,9 @@ def main():
 
     plots = make_plots(run, meta, topos, stats, series)
     write_report(run, meta, topos, reps, stats, plots, data, levels)
+    if classes:
+        with open(os.path.join(run, "report.md"), "a") as out:
+            out.write("\n".join(classification_section(topos, classes)) + "\n")
     print(f"bench-report.py: wrote {os.path.join(run, 'report.md')} ({len(data)} boots)")
     for topo in topos:
         def med(k, key):
@@ -356,6 +368,34 @@ def main():
         print(f"  target: {line}")
     if args.check:
         sys.exit(check(data, stats, topos))
+
+
+def classification_section(topos, classes):
+    """What set the indicator before patched's newly-idle balances, per
+    topology and workload, summed over the repetitions (harness/sfp_classify.py)."""
+    L = ["", "## What set the indicator before patched's newly-idle balances", "",
+         "A phase of its own per workload (`classify`): `perf record` on every CPU with write watchpoints on "
+         "the indicator and on that CPU's lowest domain's newly-idle `lb_count` and `lb_gained` (schedstat), "
+         "and the kernel call chain of every write. Replayed in time order: every indicator write flips it "
+         "(it is stored only when it changes), a 0 -> 1 write is a *set*, by the scheduling class whose "
+         "enqueue called `add_nr_running()` or by a balance's root-level pass; each balance is attributed to the "
+         "last set before it, and pulled if its CPU wrote `lb_gained` before its next balance. Counts only the "
+         "lowest domain level's balances: exact on one-level topologies. Sums over the repetitions.", ""]
+    for topo in topos:
+        for wl in ("rr", "mix"):
+            cs = classes.get((topo, wl))
+            if not cs:
+                continue
+            c = sfp_classify.merge(cs)
+            wasted, empty, per = sfp_classify.floor(c)
+            L += [f"### {topo}, {wl} ({len(cs)} repetitions)", ""]
+            L += sfp_classify.table(c)
+            L += ["", f"{c.balances} newly-idle balances, {c.pulled} pulled a task; {c.unexplained} with no set "
+                  f"before them (unexplained); {c.writes} indicator writes, {c.non_flips} of them out of order. "
+                  f"Wasted balances {wasted}; sets that were balanced and had nothing to pull {empty}"
+                  + (f"; wasted balances per such set {fmt(per)} (1 is this design's floor: the balance whose "
+                     "root-level pass clears the set)." if per is not None else "."), ""]
+    return L
 
 
 def topo_vcpus(meta, topo):

@@ -19,6 +19,10 @@ prints one 'NAME OFFSET' line per field that this kernel has:
   rq_rd          struct rq, rd
   rd_overloaded  struct root_domain, overloaded, or overload before v6.10
                  (absent without the series)
+  rq_sd          struct rq, sd (a CPU's lowest scheduling domain)
+  sd_lb_count    struct sched_domain, lb_count[CPU_NEWLY_IDLE]
+  sd_lb_gained   struct sched_domain, lb_gained[CPU_NEWLY_IDLE]
+                 (the last two are schedstat fields: CONFIG_SCHEDSTATS)
 The guest program bench/sfp_writes.c turns them into addresses.
 EOF
 }
@@ -52,7 +56,10 @@ EOF
 }
 out=$(offset tg_load_avg task_group load_avg
 	offset rq_rd rq rd
-	offset rd_overloaded root_domain overloaded)
+	offset rd_overloaded root_domain overloaded
+	offset rq_sd rq sd
+	offset sd_lb_count sched_domain 'lb_count[CPU_NEWLY_IDLE]'
+	offset sd_lb_gained sched_domain 'lb_gained[CPU_NEWLY_IDLE]')
 # Before v6.10 (the 6.1 line) the indicator is int root_domain::overload.
 # (Here-strings, not pipes: under pipefail, grep -q exiting at its first
 # match can fail the writer with SIGPIPE.)

@@ -8,7 +8,7 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from sfp_benchlines import RunError, load, power, rows, table  # noqa: E402
+from sfp_benchlines import RunError, cost_table, load, power, rows, table  # noqa: E402
 
 
 def write_run(d: pathlib.Path, mode: str | None, pulls: dict[str, list[float]]) -> None:
@@ -49,6 +49,16 @@ class Load(unittest.TestCase):
         self.assertEqual(r.writes[1].high, 0)
         self.assertIsNone(r.wasted[1])  # a None value is no value
         self.assertIn("| 6.19.0 | shipped | smp4 |", table([load(self.d)]))
+
+    def test_cost_spread(self):
+        write_run(self.d, "measure", {"baseline": [10, 20, 40], "patched": [11, 18, 40]})
+        with open(self.d / "results.tsv", "a") as f:
+            for i, v in enumerate((100.0, 101.0, 99.0), 1):
+                f.write(f"patched\tsmp4\t4\t{i}\trr.sched_balance_newidle.us_per_call\t{v}\n")
+        t = cost_table([load(self.d)])
+        # (101 - 99) / 100
+        self.assertIn("100 (99..101; 2.00%)", t)
+        self.assertIn("| baseline | - |", t)
 
     def test_not_a_run(self):
         with self.assertRaises(RunError):

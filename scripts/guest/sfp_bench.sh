@@ -54,11 +54,15 @@ FEATURES=$(arg sfp.features '')
 NEWIDLE=$(arg sfp.newidle measure)
 OFFSETS=$(arg sfp.offsets '')
 WARGS=
+CARGS=
 for o in $(echo "$OFFSETS" | tr ',' ' '); do
 	case $o in
 	tg_load_avg:*) WARGS="$WARGS -t ${o#*:}" ;;
 	rq_rd:*) WARGS="$WARGS -r ${o#*:}" ;;
 	rd_overloaded:*) WARGS="$WARGS -o ${o#*:}" ;;
+	rq_sd:*) CARGS="$CARGS -s ${o#*:}" ;;
+	sd_lb_count:*) CARGS="$CARGS -c ${o#*:}" ;;
+	sd_lb_gained:*) CARGS="$CARGS -g ${o#*:}" ;;
 	esac
 done
 fail=0
@@ -254,6 +258,77 @@ writes() {
 	fi
 }
 
+# classify WORKLOAD COMMAND...: the workload under perf record, one per
+# CPU, with three write watchpoints each (x86 has four debug registers):
+# the overload indicator, and that CPU's lowest domain's newly-idle
+# lb_count (a balance starts) and lb_gained (it pulled). Every write is
+# printed with its CPU, time, task and kernel call chain, for the host to
+# tell what set the indicator before each newly-idle balance
+# (scripts/bench-report.py). Only on a kernel with the indicator.
+classify() {
+	wl=$1
+	shift
+	# Baseline has no indicator (no -o), and a kernel built before the
+	# offsets existed no CARGS.
+	case "$WARGS" in *-o*) ;; *) return 0 ;; esac
+	[ -n "$CARGS" ] || return 0
+	# Before v6.10 the root-level pass stores the indicator whether or not
+	# it changes, so a write is not a flip and the replay cannot work.
+	case $env_release in
+	[1-5].* | 6.[0-9].* | 6.[0-9]-*)
+		echo "sfp-bench $wl classify skipped: kernel $env_release stores the indicator unchanged"
+		return 0
+		;;
+	esac
+	# shellcheck disable=SC2086 # WARGS and CARGS are lists of options
+	if ! sfp_writes -A $WARGS $CARGS >/tmp/addrs 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl classify stderr: /" /tmp/err
+		problem "$wl: cannot find the addresses to watch"
+		return
+	fi
+	ind=$(awk '$1 == "indicator" { print $2 }' /tmp/addrs)
+	pids=
+	while read -r what c cnt gain; do
+		[ "$what" = cpu ] || continue
+		perf record -q --no-buildid --no-buildid-cache -g -C "$c" -o "/tmp/classify.$c" \
+			-e "mem:$ind/1:w" -e "mem:$cnt/4:w" -e "mem:$gain/4:w" 2>"/tmp/classify.$c.err" &
+		pids="$pids $!"
+	done </tmp/addrs
+	sleep 1
+	# The indicator's value once perf records: the replay starts from it.
+	# shellcheck disable=SC2086 # WARGS and CARGS are lists of options
+	sfp_writes -A $WARGS $CARGS 2>/dev/null | sed "s/^/sfp-bench $wl classify addr /"
+	if "$@" >/tmp/out 2>/tmp/err; then :; else
+		sed "s/^/sfp-bench $wl classify stderr: /" /tmp/err
+		problem "$wl failed under the classification"
+	fi
+	# shellcheck disable=SC2086 # a list of PIDs
+	kill -INT $pids
+	wait
+	for f in /tmp/classify.[0-9]*; do
+		case $f in *.err) continue ;; esac
+		[ -s "$f.err" ] && sed "s/^/sfp-bench $wl classify stderr: /" "$f.err"
+		# One line per write: "cpu time comm event" then the chain,
+		# innermost first, folded.
+		perf script -i "$f" -F cpu,time,comm,event,ip,sym 2>/dev/null | awk -v wl="$wl" '
+			function flush() { if (h != "") print h " chain=" ch; h = ""; ch = "" }
+			/^[ \t]*$/ { flush(); next }
+			# COMM [CPU] TIME: mem:ADDRESS:w: (COMM padded, may hold spaces)
+			match($0, /\[[0-9]+\] +[0-9.]+: +mem:[^ ]+:/) {
+				flush()
+				head = substr($0, RSTART, RLENGTH)
+				comm = substr($0, 1, RSTART - 1)
+				sub(/^ +/, "", comm); sub(/ +$/, "", comm); gsub(/ /, "_", comm)
+				split(head, p, /[][ :]+/)
+				h = sprintf("sfp-bench %s classify ev cpu=%d t=%s comm=%s addr=%s", wl, p[2], p[3], comm, p[5])
+				next
+			}
+			h != "" && /^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); if (length(ch) < 400) ch = ch (ch ? "<" : "") sym }
+			END { flush() }'
+		rm -f "$f" "$f.err"
+	done
+}
+
 # profile WORKLOAD COMMAND...: the workload under the profiler and perf.
 profile() {
 	wl=$1
@@ -304,6 +379,9 @@ writes rr sfp_rr -d "$DUR" -w "$RRWORK"
 writes mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
 writes pool sfp_pool -d "$DUR" -w "$POOLWORK"
 writes cgpool sfp_pool -d "$DUR" -w "$POOLWORK" -g sfp
+classify rr sfp_rr -d "$DUR" -w "$RRWORK"
+# shellcheck disable=SC2086 # MIX is a list of options
+classify mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
 sleep 1
 echo 1 >"$T/function_profile_enabled" || problem "cannot start the function profiler"
 sleep 1

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What set the overload indicator before each newly-idle balance.
+
+The benchmark's guest (scripts/guest/sfp_bench.sh, classify phase) runs a
+workload under perf record with three write watchpoints per CPU: the root
+domain's overload indicator, and that CPU's lowest domain's newly-idle
+lb_count (written when a newly-idle balance starts there) and lb_gained
+(written when it pulled a task). Each write is logged as
+
+  sfp-bench WL classify addr indicator ADDRESS VALUE
+  sfp-bench WL classify addr cpu N LB_COUNT LB_GAINED
+  sfp-bench WL classify ev cpu=N t=SECONDS comm=TASK addr=ADDRESS chain=F1<F2<...
+
+with the kernel call chain innermost first. Since v6.10 the indicator is
+stored only when its value changes (set_rd_overloaded()), so every write
+flips it: from its value when the watch started, the writes in time order
+give its value at every moment, and each 0 -> 1 write is a *set*, made
+either by add_nr_running() in a scheduling class's enqueue (a runqueue
+reached two tasks) or by the root-level pass of a balance (it found a CPU
+with more than one task). Each newly-idle balance (an lb_count write) is
+attributed to the last set before it, and counts as pulled if its CPU
+wrote lb_gained before its next balance. A balance that starts after
+the replay saw that set cleared is still the set's (its gate read the
+indicator before another CPU's root-level pass cleared it, or the
+per-CPU clocks ordered the two writes so) and is counted apart.
+
+By the specification every balance after a set is asked for: a CPU did
+hold two tasks. A balance with no set before it since the watch began
+is *unexplained* (a wrong implementation, or a set the watch missed);
+writes that cannot have flipped the replayed value (an enqueue's store
+read as a clear) are counted as out of order.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Iterable
+
+_EV = re.compile(r"cpu=(\d+) t=([0-9.]+) comm=(\S*) addr=(0x[0-9a-f]+)\S* chain=(\S*)")
+
+# Innermost frame patterns: the class whose enqueue called
+# add_nr_running(), or a balance's root-level pass.
+_CLASS = (("recompute", re.compile(r"sched_balance|load_balance|lb_stats|find_busiest|find_src_group")),
+          ("fair", re.compile(r"fair|cfs")),
+          ("rt", re.compile(r"_rt(_|$)")),
+          ("dl", re.compile(r"_dl(_|$)")),
+          ("stop", re.compile(r"_stop$")),
+          ("ext", re.compile(r"scx")))
+# What made the runqueue gain the task, by the first matching frame.
+_HOW = (("balance pull", re.compile(r"^(attach_task|attach_tasks|attach_one_task)$")),
+        ("fork", re.compile(r"^wake_up_new_task$")),
+        ("wakeup", re.compile(r"try_to_wake_up|ttwu")),
+        ("migration", re.compile(r"move_queued_task|migrate|push_|pull_|__balance_push")),
+        ("newly-idle pass", re.compile(r"^(sched_balance_newidle|newidle_balance)$")),
+        ("periodic pass", re.compile(r"sched_balance_domains|sched_balance_softirq|rebalance_domains|"
+                                     r"run_rebalance_domains|nohz_idle_balance|_nohz_idle_balance")))
+
+
+# Who woke the task, for wakeups, by the first matching frame.
+_CAUSE = (("stopper work", re.compile(r"cpu_stop_queue_work|stop_one_cpu|stop_machine")),
+          ("workqueue", re.compile(r"kick_pool|__queue_work|queue_work_on|insert_work")),
+          ("socket", re.compile(r"^(sock_def_readable|sock_|unix_|sk_)")),
+          ("timer", re.compile(r"hrtimer_wakeup|process_timeout")),
+          ("futex", re.compile(r"futex")),
+          ("rcu", re.compile(r"rcu")),
+          ("irq work or softirq", re.compile(r"wakeup_softirqd|irq_work|ksoftirqd")))
+
+
+@dataclasses.dataclass(frozen=True)
+class Write:
+    cpu: int
+    t: float
+    comm: str
+    addr: int
+    chain: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Watch:
+    indicator: int
+    value0: int
+    count: dict[int, int]   # lb_count address -> CPU
+    gained: dict[int, int]  # lb_gained address -> CPU
+
+
+@dataclasses.dataclass(frozen=True)
+class Setter:
+    klass: str   # fair, rt, dl, stop, ext, recompute, or ? (unknown frame)
+    how: str     # wakeup, fork, balance pull, migration, newly-idle pass, ...
+    cause: str = ""  # a wakeup's source: stopper work, workqueue, socket, ...
+
+    def __str__(self) -> str:
+        return f"{self.klass} / {self.how}" + (f" ({self.cause})" if self.cause else "")
+
+
+@dataclasses.dataclass
+class Bucket:
+    sets: int = 0
+    balances: int = 0
+    pulled: int = 0
+    sets_balanced: int = 0   # sets followed by at least one balance
+    sets_pulled: int = 0     # sets followed by a balance that pulled
+    after_clear: int = 0     # balances that started after the replay saw the set cleared
+
+
+@dataclasses.dataclass
+class Classification:
+    buckets: dict[str, Bucket]
+    balances: int = 0
+    pulled: int = 0
+    unexplained: int = 0      # no set before it, or the replay read clear
+    non_flips: int = 0        # writes that did not flip the replayed value
+    writes: int = 0
+
+
+def parse(lines: Iterable[str], wl: str) -> tuple[Watch | None, list[Write]]:
+    """The watch and the writes of workload WL in a guest log."""
+    ind, value0, count, gained, writes = None, 0, {}, {}, []
+    pre = f"sfp-bench {wl} classify "
+    for line in lines:
+        if not line.startswith(pre):
+            continue
+        rest = line[len(pre):].split()
+        if rest[:2] == ["addr", "indicator"] and len(rest) == 4:
+            ind, value0 = int(rest[2], 16), int(rest[3])
+        elif rest[:2] == ["addr", "cpu"] and len(rest) == 5:
+            count[int(rest[3], 16)] = int(rest[2])
+            gained[int(rest[4], 16)] = int(rest[2])
+        elif rest[:1] == ["ev"]:
+            m = _EV.search(line)
+            if m:
+                writes.append(Write(int(m[1]), float(m[2]), m[3], int(m[4], 16),
+                                    tuple(f for f in m[5].split("<") if f)))
+    if ind is None:
+        return None, writes
+    return Watch(ind, value0, count, gained), writes
+
+
+def setter(chain: tuple[str, ...]) -> Setter:
+    klass = "?"
+    for f in chain[:4]:
+        for name, pat in _CLASS:
+            if pat.search(f):
+                klass = name
+                break
+        if klass != "?":
+            break
+    how = "other"
+    for f in chain:
+        hit = next((name for name, pat in _HOW if pat.search(f)), None)
+        if hit:
+            how = hit
+            break
+    cause = ""
+    if how == "wakeup":
+        cause = "other"
+        for f in chain:
+            hit = next((name for name, pat in _CAUSE if pat.search(f)), None)
+            if hit:
+                cause = hit
+                break
+    return Setter(klass, how, cause)
+
+
+@dataclasses.dataclass
+class _Episode:
+    key: str
+    balanced: bool = False
+    pulled: bool = False
+
+
+def classify(watch: Watch, writes: list[Write]) -> Classification:
+    """Replay the writes in time order; see the module's docstring."""
+    out = Classification(buckets={})
+    value = watch.value0
+    episode: _Episode | None = None       # the set in force
+    previous: _Episode | None = None      # the last set, in force or cleared
+    episodes: list[_Episode] = []
+    if value == 1:
+        episode = previous = _Episode("set before the watch started")
+        episodes.append(episode)
+        bucket_ = out.buckets.setdefault(episode.key, Bucket())
+        bucket_.sets += 1
+    open_balance: dict[int, tuple[str, _Episode | None]] = {}  # CPU -> its last balance
+
+    def bucket(key: str) -> Bucket:
+        return out.buckets.setdefault(key, Bucket())
+
+    for w in sorted(writes, key=lambda w: (w.t, w.cpu)):
+        if w.addr == watch.indicator:
+            out.writes += 1
+            s = setter(w.chain)
+            value = 1 - value
+            if value == 0 and s.klass not in ("recompute", "?"):
+                # add_nr_running() only ever stores 1: a write seen out
+                # of order; take it as the set it is.
+                out.non_flips += 1
+                value = 1
+            if value == 1:
+                episode = previous = _Episode(str(s))
+                episodes.append(episode)
+                bucket(episode.key).sets += 1
+            else:
+                episode = None
+        elif w.addr in watch.count:
+            cpu = watch.count[w.addr]
+            open_balance.pop(cpu, None)
+            out.balances += 1
+            ep = episode or previous
+            if ep is None:
+                out.unexplained += 1
+                bucket("unexplained").balances += 1
+                open_balance[cpu] = ("unexplained", None)
+                continue
+            # After a clear: its gate read the set before another CPU's
+            # root-level pass cleared it (or the clocks reordered them).
+            bucket(ep.key).after_clear += episode is None
+            bucket(ep.key).balances += 1
+            ep.balanced = True
+            open_balance[cpu] = (ep.key, ep)
+        elif w.addr in watch.gained:
+            key, ep = open_balance.pop(watch.gained[w.addr], ("", None))
+            if not key:
+                continue
+            out.pulled += 1
+            bucket(key).pulled += 1
+            if ep is not None:
+                ep.pulled = True
+    for ep in episodes:
+        bucket(ep.key).sets_balanced += ep.balanced
+        bucket(ep.key).sets_pulled += ep.pulled
+    return out
+
+
+def merge(parts: Iterable[Classification]) -> Classification:
+    out = Classification(buckets={})
+    for c in parts:
+        out.balances += c.balances
+        out.pulled += c.pulled
+        out.unexplained += c.unexplained
+        out.non_flips += c.non_flips
+        out.writes += c.writes
+        for k, b in c.buckets.items():
+            m = out.buckets.setdefault(k, Bucket())
+            for f in dataclasses.fields(Bucket):
+                setattr(m, f.name, getattr(m, f.name) + getattr(b, f.name))
+    return out
+
+
+def floor(c: Classification) -> tuple[int, int, float | None]:
+    """(wasted balances, sets that were balanced and pulled nothing,
+    wasted per such set). Each such set costs this design at least one
+    balance, the one whose root-level pass clears it: 1.0 is its floor."""
+    wasted = c.balances - c.pulled
+    empty = sum(b.sets_balanced - b.sets_pulled for b in c.buckets.values())
+    return wasted, empty, (wasted / empty if empty else None)
+
+
+def table(c: Classification) -> list[str]:
+    """Markdown rows: one per setter, most balances first."""
+    L = ["| set by (class / how the runqueue gained the task (who woke it)) | sets | sets followed by a balance | "
+         "balances | of which after the set was cleared | balances that pulled |",
+         "|---|---|---|---|---|---|"]
+    for k, b in sorted(c.buckets.items(), key=lambda kv: (-kv[1].balances, -kv[1].sets, kv[0])):
+        L.append(f"| {k} | {b.sets} | {b.sets_balanced} | {b.balances} | {b.after_clear} | {b.pulled} |")
+    return L
