@@ -37,6 +37,8 @@ ATTEMPTS = "rr.lb.attempts_per_idle"
 WASTED = "rr.lb.wasted_per_idle"
 PULLS = "mix.lb.gained"
 WRITES = "pool.writes.root_tg_load_avg"
+GATE_COST = "rr.gate.max_newidle_lb_cost_us"
+GATE_IDLE = "rr.gate.mean_avg_idle_us"
 LOSS = 0.05          # the loss of useful pulls the issue asks to resolve
 ALPHA, POWER = 0.05, 0.80
 
@@ -93,6 +95,7 @@ class Row:
     pull_ratios: Spread | None
     writes: tuple[Spread | None, Spread | None]
     power: Power
+    gate: tuple[Spread | None, Spread | None]  # baseline's max_newidle_lb_cost, avg_idle
 
 
 def _tsv(path: pathlib.Path) -> list[list[str]]:
@@ -144,8 +147,10 @@ def rows(run: Run) -> list[Row]:
                     Spread.of(list(run.reps("patched", t, metric).values())))
         a, b = run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS)
         ratios = [b[r] / a[r] for r in sorted(a) if r in b and a[r] > 0]
+        gate = (Spread.of(list(run.reps("baseline", t, GATE_COST).values())),
+                Spread.of(list(run.reps("baseline", t, GATE_IDLE).values())))
         out.append(Row(run.version, run.mode, t, both(ATTEMPTS), both(WASTED), both(PULLS),
-                       Spread.of(ratios), both(WRITES), power(ratios)))
+                       Spread.of(ratios), both(WRITES), power(ratios), gate))
     return out
 
 
@@ -203,8 +208,9 @@ def _ab(p: tuple[Spread | None, Spread | None], ratio: bool = False) -> str:
 def table(runs: list[Run]) -> str:
     L = ["| line | newly-idle features | topology | attempts per idle entry, rr | "
          "wasted balances per idle entry, rr | tasks pulled, mix | pulls patched/baseline per repetition | "
-         "root load_avg writes, pool | smallest loss of pulls seen (n) | repetitions for a 5% loss |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+         "root load_avg writes, pool | smallest loss of pulls seen (n) | repetitions for a 5% loss | "
+         "baseline's cost gate: max_newidle_lb_cost vs avg_idle, ms |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         for r in rows(run):
             pr = "-" if r.pull_ratios is None else \
@@ -214,8 +220,15 @@ def table(runs: list[Run]) -> str:
             pw = r.power
             seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}% ({pw.n})"
             need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
+            c, i = r.gate
+            gate = "-" if c is None or i is None else f"{_f(c.median / 1000)} vs {_f(i.median / 1000)}"
             L.append(f"| {r.version} | {r.mode} | {r.topology} | {_ab(r.attempts, True)} | "
-                     f"{_ab(r.wasted, True)} | {_ab(r.pulls)} | {pr} | {wa} -> {wr} | {seen} | {need} |")
+                     f"{_ab(r.wasted, True)} | {_ab(r.pulls)} | {pr} | {wa} -> {wr} | {seen} | {need} | {gate} |")
+    L.append("")
+    L.append("The cost gate: a newly-idle balance also stops when the CPU's average idle time is shorter "
+             "than the domain's largest recent balance cost (max_newidle_lb_cost, debugfs, largest over "
+             "domains, and sched/debug's avg_idle, mean over CPUs, after the light load; medians). Where it "
+             "is above avg_idle, baseline's attempts are cut by that gate, not by the overload indicator.")
     L.append("")
     L.append("Medians over the repetitions, (min..max); `x` is patched median over baseline median. "
              f"Power: one-sided test at {ALPHA:.0%} with {POWER:.0%} power on the log of the per-repetition "
