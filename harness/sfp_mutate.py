@@ -57,6 +57,55 @@ def variant(data: Data, line: str, name: str) -> Variant:
     return Variant(name, what, expect, kernel)
 
 
+@dataclasses.dataclass(frozen=True)
+class Expected:
+    """One boot held against the failures it must give (make mutate's
+    variants, make stress's baseline): the one place that rule lives."""
+    missed: list[str]      # expected to fail, but passed
+    unmet: list[str]       # expected to fail, skipped for an unmet precondition: no verdict
+    unexpected: list[str]  # failed, but not expected to
+
+    @property
+    def every(self) -> bool:
+        """Every expected case failed or had no verdict."""
+        return not self.missed
+
+    @property
+    def exact(self) -> bool:
+        """The expected failures, and no others (an unmet one is no verdict)."""
+        return not self.missed and not self.unexpected
+
+
+def expected_failures(expect: list[str], res: Result) -> Expected:
+    failed = set(res.failed)
+    skipped = set(res.precondition_skips)
+    want = set(expect)
+    return Expected(missed=[e for e in expect if e not in failed and e not in skipped],
+                    unmet=[e for e in expect if e not in failed and e in skipped],
+                    unexpected=[f for f in res.failed if f not in want])
+
+
+def baseline_expect(data: Data, also: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """What a baseline boot that runs the series' kselftests must fail:
+    ALSO (a target's own checks), the cases of sfp.toml expect.baseline_fails,
+    and the kselftest runner's verdict on each of their programs."""
+    progs = sorted({c.split(".", 1)[0] for c in data.baseline_fails})
+    return [*also, *data.baseline_fails, *(f"kselftest.selftests: sched: {p}" for p in progs)]
+
+
+def baseline_verdict(expect: list[str], res: Result) -> tuple[bool, str]:
+    """make stress's baseline boot: exactly the expected failures."""
+    e = expected_failures(expect, res)
+
+    def items(xs: list[str]) -> str:
+        return "".join(x + ";" for x in xs)
+    line = (f"baseline: unexpected failures: {items(e.unexpected) or 'none'}; "
+            f"expected failures that passed: {items(e.missed) or 'none'}")
+    if e.unmet:
+        line += f"; no verdict (precondition not met): {items(e.unmet)}"
+    return e.exact, line
+
+
 def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Path,
           run_rc: int = 0) -> Verdict:
     """The verdict of one variant over its boots (None: no results)."""
@@ -80,18 +129,11 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
             nfail[f] = nfail.get(f, 0) + 1
         if not failed:
             passed += 1
-        skipped = set(res.precondition_skips)
-        every, skip = True, []
         if v.expect == "any":
-            every = bool(failed)
+            every, skip = bool(failed), []
         else:
-            for e in v.expect.split():
-                if e in failed:
-                    continue
-                if e in skipped:
-                    skip.append(e)
-                else:
-                    every = False
+            e = expected_failures(v.expect.split(), res)
+            every, skip = e.every, e.unmet
         if every and skip:
             unmet += 1
             unmet_cases += skip

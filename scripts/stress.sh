@@ -101,19 +101,13 @@ tag=$KIND${TOPO:+-$TOPO}
 mkdir -p "$OUT"
 # baseline gets the series' kselftests, as in make mutate.
 selftests_patch "$BUILD/tree" "$OUT/selftests.patch"
-# What baseline must fail: the cases that guard the two mechanisms
-# (sfp.toml expect.baseline_fails), the runner's verdict on each of their
-# programs, and this script's own two checks.
-baseline_fails=$(sfp get baseline-fails)
-BASELINE_EXPECT=$(
-	printf '%s\n' stress.root_tg_load_avg_zero stress.indicator_clear_after_stress
-	printf '%s\n' "$baseline_fails"
-	printf '%s\n' "$baseline_fails" | cut -d. -f1 | sort -u | sed 's/^/kselftest.selftests: sched: /'
-)
+# What baseline must fail: sfp baseline-verdict (sfp.toml
+# expect.baseline_fails and their programs' runner verdicts) and this
+# script's own two checks.
 # stress_run KERNEL LOG [RUN-OPTION]: one boot; 0 when it is what KERNEL
 # must give.
 stress_run() {
-	local k=$1 log=$2 krc=0 pargs=() figures failed splat got unexpected missed skipped unmet n
+	local k=$1 log=$2 krc=0 pargs=() figures failed splat got verdict n
 	rm -rf "$log"
 	[ "$k" != baseline ] || pargs=(-p "$OUT/selftests.patch")
 	[ -z "${3:-}" ] || pargs+=("$3")
@@ -132,17 +126,11 @@ stress_run() {
 		return 1
 	fi
 	if [ "$k" = baseline ]; then
-		got=$(failed_cases "$log/results.tsv")
-		# An expected failure that skipped on its precondition (as
-		# make mutate reads them) gives no verdict: neither a miss
-		# nor a catch.
-		skipped=$(precondition_skips "$log/results.tsv")
-		unexpected=$(printf '%s\n' "$got" | grep -v '^$' | grep -vxF "$BASELINE_EXPECT" | tr '\n' ';' || true)
-		missed=$(printf '%s\n' "$BASELINE_EXPECT" | grep -vxF "${got:-<no failures>}" || true)
-		unmet=$(printf '%s\n' "$missed" | grep -xF "${skipped:-<no skips>}" | tr '\n' ';' || true)
-		missed=$(printf '%s\n' "$missed" | grep -v '^$' | grep -vxF "${skipped:-<no skips>}" | tr '\n' ';' || true)
-		say "baseline: unexpected failures: ${unexpected:-none}; expected failures that passed: ${missed:-none}${unmet:+; no verdict (precondition not met): $unmet}"
-		[ -z "$unexpected" ] && [ -z "$missed" ]
+		verdict=0
+		got=$(sfp baseline-verdict "$log" --also stress.root_tg_load_avg_zero \
+			--also stress.indicator_clear_after_stress) || verdict=$?
+		say "$got"
+		[ "$verdict" = 0 ]
 	elif [ "$krc" != 0 ]; then
 		say "$k: failed: ${failed:-see $log.out}"
 		return 1

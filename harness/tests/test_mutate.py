@@ -205,3 +205,56 @@ class Merge(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StressBaseline(unittest.TestCase):
+    """make stress's baseline boot: exactly the expected failures, with
+    the same rule for an unmet precondition as make mutate's."""
+
+    def setUp(self):
+        self.data = sfp_data.load()
+        self.expect = sfp_mutate.baseline_expect(self.data, ["stress.x"])
+
+    def boot(self, fail=(), skip=(), extra=()):
+        cases = []
+        for name in self.expect:
+            suite, _, test = name.rpartition(".")
+            st, note = ("FAIL", "") if name in fail else \
+                ("SKIP", "precondition not met") if name in skip else ("PASS", "")
+            cases.append(Case("guest", suite, test, st, note))
+        cases += [Case("kunit", "s", e, "FAIL", "") for e in extra]
+        return Result(logdir="x", cases=cases)
+
+    def test_expect_names_programs_and_also(self):
+        self.assertEqual(self.expect[0], "stress.x")
+        self.assertTrue(set(self.data.baseline_fails) <= set(self.expect))
+        progs = [e for e in self.expect if e.startswith("kselftest.")]
+        self.assertEqual(progs, sorted(progs))
+        self.assertIn("kselftest.selftests: sched: sched_fastpath_newidle", progs)
+
+    def test_names_round_trip(self):
+        r = self.boot(fail=self.expect)
+        self.assertEqual(sorted(r.failed), sorted(self.expect))
+
+    def test_exactly_the_expected(self):
+        ok, line = sfp_mutate.baseline_verdict(self.expect, self.boot(fail=self.expect))
+        self.assertTrue(ok, line)
+        self.assertEqual(line, "baseline: unexpected failures: none; "
+                               "expected failures that passed: none")
+
+    def test_one_passed(self):
+        ok, line = sfp_mutate.baseline_verdict(self.expect, self.boot(fail=self.expect[1:]))
+        self.assertFalse(ok)
+        self.assertIn("expected failures that passed: stress.x;", line)
+
+    def test_an_unexpected_failure(self):
+        ok, line = sfp_mutate.baseline_verdict(self.expect,
+                                               self.boot(fail=self.expect, extra=["boom"]))
+        self.assertFalse(ok)
+        self.assertIn("unexpected failures: s.boom;", line)
+
+    def test_unmet_precondition_is_no_verdict(self):
+        ok, line = sfp_mutate.baseline_verdict(
+            self.expect, self.boot(fail=self.expect[1:], skip=self.expect[:1]))
+        self.assertTrue(ok, line)
+        self.assertTrue(line.endswith("; no verdict (precondition not met): stress.x;"))
