@@ -205,6 +205,69 @@ def _ab(p: tuple[Spread | None, Spread | None], ratio: bool = False) -> str:
     return s
 
 
+CLASSIFY = ("balances", "pulled", "unexplained", "after_clear", "sets", "empty_sets")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassRow:
+    """Patched's classify phase, summed over the repetitions."""
+    version: str
+    mode: str
+    topology: str
+    workload: str
+    reps: int
+    counts: dict[str, int]
+
+    @property
+    def wasted(self) -> int:
+        return self.counts["balances"] - self.counts["pulled"]
+
+    @property
+    def per_empty_set(self) -> float | None:
+        e = self.counts["empty_sets"]
+        return self.wasted / e if e else None
+
+
+def class_rows(run: Run) -> list[ClassRow]:
+    out = []
+    for t in run.topologies:
+        for wl in ("rr", "mix"):
+            per = {k: run.reps("patched", t, f"{wl}.classify.{k}") for k in CLASSIFY}
+            if not per["balances"]:
+                continue
+            out.append(ClassRow(run.version, run.mode, t, wl, len(per["balances"]),
+                                {k: int(sum(v.values())) for k, v in per.items()}))
+    return out
+
+
+def class_table(runs: list[Run]) -> str:
+    """Patched's newly-idle balances by what the specification says of
+    them (harness/sfp_classify.py): every balance after a set of the
+    indicator is asked for; one with no set before it is not."""
+    L = ["| line | newly-idle features | topology | workload | repetitions | balances | pulled | "
+         "with no set before them | after their set was cleared | sets | sets balanced, nothing pulled | "
+         "wasted balances | wasted per such set (floor 1) |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    n = 0
+    for run in runs:
+        for r in class_rows(run):
+            n += 1
+            c = r.counts
+            L.append(f"| {r.version} | {r.mode} | {r.topology} | {r.workload} | {r.reps} | {c['balances']} | "
+                     f"{c['pulled']} | {c['unexplained']} | {c['after_clear']} | {c['sets']} | "
+                     f"{c['empty_sets']} | {r.wasted} | {_f(r.per_empty_set)} |")
+    if not n:
+        return ""
+    L.append("")
+    L.append("Sums over the repetitions of patched's classify phase (one-level topologies: every "
+             "newly-idle balance is at the lowest level the watch sees). A balance with no set before it "
+             "breaks the specification; the rest are asked for by it: a runqueue did reach two tasks. A set "
+             "that no balance turned into a pull costs this design at least the one balance whose "
+             "root-level pass clears it (floor 1); more means CPUs entered idle while a runqueue still held "
+             "two tasks that were not worth or not allowed to move.")
+    return "\n".join(L) + "\n"
+
+
 def table(runs: list[Run]) -> str:
     L = ["| line | newly-idle features | topology | attempts per idle entry, rr | "
          "wasted balances per idle entry, rr | tasks pulled, mix | pulls patched/baseline per repetition | "

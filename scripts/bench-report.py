@@ -98,6 +98,20 @@ for _wl in ("mix", "cgpool"):
         f"{_wl}.writes.indicator_per_s": (f"{_wl}: ... per second", "1/s*"),
     })
 
+# The classify phase (patched, v6.10 and later): what set the indicator
+# before each newly-idle balance (harness/sfp_classify.py), per boot.
+CLASSIFY = {
+    "balances": "newly-idle balances at the lowest domain level",
+    "pulled": "... of which pulled a task",
+    "unexplained": "... with no set of the indicator before them",
+    "after_clear": "... that started after the replay saw their set cleared",
+    "sets": "sets of the indicator (0 -> 1 writes)",
+    "empty_sets": "sets followed by a balance, none of which pulled",
+}
+for _wl in ("rr", "mix"):
+    for _k, _what in CLASSIFY.items():
+        METRICS[f"{_wl}.classify.{_k}"] = (f"{_wl}, classify phase: {_what}", "")
+
 # Diagnostics that older guest scripts or odd CPU counts may lack.
 OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
             "rr.server_newidle_per_idle", "rr.client_newidle_per_idle",
@@ -107,6 +121,7 @@ OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
             "mix.writes.indicator", "mix.writes.indicator_per_s",
             "cgpool.writes.indicator", "cgpool.writes.indicator_per_s",
             "rr.gate_cost_over_work"}
+OPTIONAL |= {k for k in METRICS if ".classify." in k}
 # Levels a topology may not have.
 OPTIONAL |= {k for k in METRICS if ".lb.level" in k and not k.endswith("level0.lb_count")}
 
@@ -311,7 +326,15 @@ def main():
             for wl in ("rr", "mix"):
                 watch, writes = sfp_classify.parse(lines, wl)
                 if watch is not None:
-                    classes.setdefault((topo, wl), []).append(sfp_classify.classify(watch, writes))
+                    c = sfp_classify.classify(watch, writes)
+                    classes.setdefault((topo, wl), []).append(c)
+                    m = data[(k, topo, rep)]
+                    _, empty, _ = sfp_classify.floor(c)
+                    m[f"{wl}.classify.balances"], m[f"{wl}.classify.pulled"] = c.balances, c.pulled
+                    m[f"{wl}.classify.unexplained"] = c.unexplained
+                    m[f"{wl}.classify.after_clear"] = sum(b.after_clear for b in c.buckets.values())
+                    m[f"{wl}.classify.sets"] = sum(b.sets for b in c.buckets.values())
+                    m[f"{wl}.classify.empty_sets"] = empty
         levels.setdefault(topo, lv)
         for key in ("rrwork", "poolwork"):
             meta.setdefault(key, env.get(key, "?"))

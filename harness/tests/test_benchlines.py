@@ -8,7 +8,7 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from sfp_benchlines import RunError, cost_table, load, power, rows, table  # noqa: E402
+from sfp_benchlines import RunError, class_rows, class_table, cost_table, load, power, rows, table  # noqa: E402
 
 
 def write_run(d: pathlib.Path, mode: str | None, pulls: dict[str, list[float]]) -> None:
@@ -49,6 +49,21 @@ class Load(unittest.TestCase):
         self.assertEqual(r.writes[1].high, 0)
         self.assertIsNone(r.wasted[1])  # a None value is no value
         self.assertIn("| 6.19.0 | shipped | smp4 |", table([load(self.d)]))
+
+    def test_classification_summed_over_repetitions(self):
+        write_run(self.d, "measure", {"baseline": [10, 20, 40], "patched": [11, 18, 40]})
+        self.assertEqual(class_table([load(self.d)]), "")  # no classify phase: no table
+        per = {"balances": (5, 7), "pulled": (1, 2), "unexplained": (0, 1), "after_clear": (1, 0),
+               "sets": (3, 4), "empty_sets": (2, 2)}
+        with open(self.d / "results.tsv", "a") as f:
+            for k, vals in per.items():
+                for i, v in enumerate(vals, 1):
+                    f.write(f"patched\tsmp4\t4\t{i}\trr.classify.{k}\t{v}\n")
+        (r,) = class_rows(load(self.d))
+        self.assertEqual((r.workload, r.reps, r.counts["balances"], r.wasted), ("rr", 2, 12, 9))
+        self.assertAlmostEqual(r.per_empty_set, 9 / 4)
+        self.assertIn("| 6.19.0 | measure | smp4 | rr | 2 | 12 | 3 | 1 | 1 | 7 | 4 | 9 | 2.25 |",
+                      class_table([load(self.d)]))
 
     def test_cost_spread(self):
         write_run(self.d, "measure", {"baseline": [10, 20, 40], "patched": [11, 18, 40]})
