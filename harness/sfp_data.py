@@ -42,6 +42,13 @@ class Line:
     def version_key(self) -> tuple[int, ...]:
         return tuple(int(p) for p in self.name.split("."))
 
+    def default_source(self, env: dict[str, str]) -> str:
+        """The source taken when KSRC is not given: $SFP_SRC_<LINE>, else
+        the tarball of the line's Debian package, else nothing."""
+        if env.get(self.env_var):
+            return env[self.env_var]
+        return f"/usr/src/{self.debian_package}.tar.xz" if self.debian_package else ""
+
 
 @dataclasses.dataclass(frozen=True)
 class Kind:

@@ -84,7 +84,7 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
     """LINE from the environment, else KSRC's version, else the default."""
     top = pathlib.Path(env.get("BUILD") or ROOT / "build")
     line = env.get("LINE", "")
-    how = env.get("LINE_FROM", "LINE") if line else "default"
+    how = (env.get("LINE_FROM") or "LINE") if line else "default"
     ksrc = env.get("KSRC", "")
     if not line and ksrc and pathlib.Path(ksrc).exists():
         v = source_version(pathlib.Path(ksrc))

@@ -168,13 +168,7 @@ line_field() {
 # \$SFP_SRC_<LINE> (6.19: SFP_SRC_6_19), else the tarball of the line's
 # Debian package, else nothing.
 line_source() {
-	local var=SFP_SRC_${1//./_} pkg
-	if [ -n "${!var:-}" ]; then
-		echo "${!var}"
-		return
-	fi
-	pkg=$(line_field "$1" debian_package)
-	[ -z "$pkg" ] || echo "/usr/src/$pkg.tar.xz"
+	sfp get line "$1" source
 }
 
 # line_source_hint LINE: how to give LINE a source, for messages.
@@ -188,57 +182,20 @@ line_source_hint() {
 	fi
 }
 
-# nearest_line VERSION: the line with a series closest below VERSION
-# (6.20.1: 6.19), else the lowest line above it.
-nearest_line() {
-	local l ls low best=
-	ls=$(lines)
-	for l in $ls; do
-		low=$(printf '%s\n%s\n' "$l" "$1" | sort -V | head -n 1)
-		[ "$low" != "$l" ] || best=$l
-	done
-	echo "${best:-${ls%% *}}"
-}
-
-# select_line: set LINE (say 6.1), the series directory PATCHES, the build
-# directory BUILD, the line's default source DEFAULT_SRC (line_source;
-# empty if it has none) and KNOWN_GOOD.
-# LINE comes from the environment, else from the version of $KSRC, else
-# it is sfp.toml's default_line (LINE_FROM says which). A source that does not exist or has no version is
-# left to the caller to report; a version with no line stops here.
-# BUILD is \$BUILD/LINE (default build/LINE): every line has its own work
-# tree, kernels and logs. Scripts that call scripts inherit LINE and BUILD.
+# select_line: set LINE (say 6.1), LINE_FROM, the series directory
+# PATCHES, the build directory BUILD, the line's default source
+# DEFAULT_SRC (line_source; empty if it has none) and KNOWN_GOOD, from
+# 'sfp line-env' (LINE, else the version of $KSRC, else sfp.toml's
+# default_line; BUILD is \$BUILD/LINE, default build/LINE). A source
+# that does not exist or has no version is left to the caller to report;
+# a version with no line stops here. Scripts that call scripts inherit
+# LINE and BUILD.
 select_line() {
-	local v ls near
-	ls=$(lines)
-	if [ -n "${LINE:-}" ]; then
-		LINE_FROM=${LINE_FROM:-LINE}
-	else
-		LINE_FROM=default
-		v=
-		[ -z "${KSRC:-}" ] || [ ! -e "$KSRC" ] || v=$(source_version "$KSRC")
-		if [ -n "$v" ]; then
-			LINE=$(echo "$v" | cut -d. -f1-2)
-			LINE_FROM=KSRC
-			if [ ! -f "$PATCHES_TOP/$LINE/series" ]; then
-				near=$(nearest_line "$v")
-				die "Linux $v ($KSRC) is on the $LINE line, which has no series: lines are $ls (patches/LINE/); the nearest is $near, LINE=$near forces it (see docs/series.md, 'Adding a kernel line')"
-			fi
-		else
-			LINE=$(sfp get default-line)
-		fi
-	fi
-	[ -f "$PATCHES_TOP/$LINE/series" ] ||
-		die "LINE=$LINE: no series patches/$LINE/series; lines are $ls"
+	local assignments
+	assignments=$(sfp line-env) || exit 1
+	eval "$assignments"
 	PATCHES=${PATCHES:-$PATCHES_TOP/$LINE}
-	if [ "${SFP_LINE_BUILD:-}" != "${BUILD:-}" ] || [ -z "${BUILD:-}" ]; then
-		BUILD=${BUILD:-$ROOT/build}/$LINE
-	fi
 	SFP_LINE_BUILD=$BUILD
-	# shellcheck disable=SC2034 # used by the scripts that source this file
-	DEFAULT_SRC=$(line_source "$LINE")
-	# shellcheck disable=SC2034 # used by the scripts that source this file
-	KNOWN_GOOD=$(line_field "$LINE" known_good)
 	export LINE LINE_FROM BUILD SFP_LINE_BUILD
 }
 

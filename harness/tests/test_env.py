@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The kernel line the environment selects (sfp line-env, what every
+script's scripts/lib.sh takes)."""
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_data  # noqa: E402
+import sfp_env  # noqa: E402
+
+ROOT = sfp_data.ROOT
+
+
+def tree(d: pathlib.Path, version: str) -> pathlib.Path:
+    v, p, s = version.split(".")
+    (d / "Makefile").write_text(f"VERSION = {v}\nPATCHLEVEL = {p}\nSUBLEVEL = {s}\nEXTRAVERSION =\n")
+    return d
+
+
+class SelectLine(unittest.TestCase):
+    def setUp(self):
+        self.d = sfp_data.load()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.t = pathlib.Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def pick(self, **env):
+        return sfp_env.select_line(self.d, env)
+
+    def test_default(self):
+        c = self.pick()
+        self.assertEqual((c.line, c.source_from, c.build),
+                         (self.d.default_line, "default", ROOT / "build" / self.d.default_line))
+
+    def test_line_wins_over_ksrc(self):
+        c = self.pick(LINE="6.1", KSRC=str(tree(self.t, "7.1.5")))
+        self.assertEqual((c.line, c.source_from), ("6.1", "LINE"))
+        self.assertEqual(self.pick(LINE="6.1", LINE_FROM="").source_from, "LINE")
+
+    def test_ksrc_version_picks_the_line(self):
+        c = self.pick(KSRC=str(tree(self.t, "7.1.5")), BUILD="b")
+        self.assertEqual((c.line, c.source_from, str(c.build)), ("7.1", "KSRC", "b/7.1"))
+
+    def test_missing_ksrc_is_left_to_the_caller(self):
+        self.assertEqual(self.pick(KSRC=str(self.t / "nothing")).source_from, "default")
+
+    def test_a_line_build_is_kept(self):
+        self.assertEqual(str(self.pick(BUILD="x/6.12", SFP_LINE_BUILD="x/6.12").build), "x/6.12")
+        self.assertEqual(str(self.pick(BUILD="x/6.12", SFP_LINE_BUILD="y").build), "x/6.12/6.12")
+
+    def test_version_without_series_names_the_nearest(self):
+        with self.assertRaisesRegex(sfp_env.InputError, "6.20 line, which has no series.*nearest is 6.19"):
+            self.pick(KSRC=str(tree(self.t, "6.20.1")))
+        with self.assertRaisesRegex(sfp_env.InputError, "LINE=4.19: no series"):
+            self.pick(LINE="4.19")
+
+    def test_default_source(self):
+        self.assertEqual(self.d.lines["6.1"].default_source({}), "/usr/src/linux-source-6.1.tar.xz")
+        self.assertEqual(self.d.lines["6.19"].default_source({}), "")
+        self.assertEqual(self.d.lines["6.19"].default_source({"SFP_SRC_6_19": "/t"}), "/t")
+
+    def test_line_env_is_shell(self):
+        out = subprocess.run(
+            ["bash", "-c", f'eval "$({ROOT}/sfp line-env)"; printf "%s|" "$LINE" "$BUILD" "$KNOWN_GOOD"'],
+            env={"PATH": "/usr/bin:/bin", "LINE": "6.1", "BUILD": "/b x"},
+            capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out, f"6.1|/b x/6.1|{self.d.lines['6.1'].known_good}|")
+
+
+if __name__ == "__main__":
+    unittest.main()
