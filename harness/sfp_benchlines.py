@@ -217,6 +217,7 @@ class ClassRow:
     workload: str
     reps: int
     counts: dict[str, int]
+    unexplained_last_ms: float | None = None  # the latest unexplained balance after its watch began
 
     @property
     def wasted(self) -> int:
@@ -235,8 +236,10 @@ def class_rows(run: Run) -> list[ClassRow]:
             per = {k: run.reps("patched", t, f"{wl}.classify.{k}") for k in CLASSIFY}
             if not per["balances"]:
                 continue
+            last = run.reps("patched", t, f"{wl}.classify.unexplained_last_ms").values()
             out.append(ClassRow(run.version, run.mode, t, wl, len(per["balances"]),
-                                {k: int(sum(v.values())) for k, v in per.items()}))
+                                {k: int(sum(v.values())) for k, v in per.items()},
+                                max(last, default=None)))
     return out
 
 
@@ -245,7 +248,7 @@ def class_table(runs: list[Run]) -> str:
     them (harness/sfp_classify.py): every balance after a set of the
     indicator is asked for; one with no set before it is not."""
     L = ["| line | newly-idle features | topology | workload | repetitions | balances | pulled | "
-         "with no set before them | after their set was cleared | sets | sets balanced, nothing pulled | "
+         "with no set before them (latest, after the watch began) | after their set was cleared | sets | sets balanced, nothing pulled | "
          "wasted balances | wasted per such set (floor 1) |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     n = 0
@@ -254,7 +257,9 @@ def class_table(runs: list[Run]) -> str:
             n += 1
             c = r.counts
             L.append(f"| {r.version} | {r.mode} | {r.topology} | {r.workload} | {r.reps} | {c['balances']} | "
-                     f"{c['pulled']} | {c['unexplained']} | {c['after_clear']} | {c['sets']} | "
+                     f"{c['pulled']} | {c['unexplained']}"
+                     + (f" (<= {_f(r.unexplained_last_ms)} ms)" if c["unexplained"] and r.unexplained_last_ms is not None else "")
+                     + f" | {c['after_clear']} | {c['sets']} | "
                      f"{c['empty_sets']} | {r.wasted} | {_f(r.per_empty_set)} |")
     if not n:
         return ""

@@ -26,7 +26,10 @@ per-CPU clocks ordered the two writes so) and is counted apart.
 
 By the specification every balance after a set is asked for: a CPU did
 hold two tasks. A balance with no set before it since the watch began
-is *unexplained* (a wrong implementation, or a set the watch missed);
+is *unexplained* (a wrong implementation, or a set the watch missed:
+one made between reading the indicator's value and arming the
+watchpoints shows as unexplained balances at the watch's very start,
+so the latest one's time from the first write is kept);
 writes that cannot have flipped the replayed value (an enqueue's store
 read as a clear) are counted as out of order.
 """
@@ -109,6 +112,7 @@ class Classification:
     balances: int = 0
     pulled: int = 0
     unexplained: int = 0      # no set before it, or the replay read clear
+    unexplained_last: float = 0.0  # seconds from the watch's first write to its last unexplained balance
     non_flips: int = 0        # writes that did not flip the replayed value
     writes: int = 0
 
@@ -186,7 +190,9 @@ def classify(watch: Watch, writes: list[Write]) -> Classification:
     def bucket(key: str) -> Bucket:
         return out.buckets.setdefault(key, Bucket())
 
-    for w in sorted(writes, key=lambda w: (w.t, w.cpu)):
+    ordered = sorted(writes, key=lambda w: (w.t, w.cpu))
+    start = ordered[0].t if ordered else 0.0
+    for w in ordered:
         if w.addr == watch.indicator:
             out.writes += 1
             s = setter(w.chain)
@@ -209,6 +215,7 @@ def classify(watch: Watch, writes: list[Write]) -> Classification:
             ep = episode or previous
             if ep is None:
                 out.unexplained += 1
+                out.unexplained_last = max(out.unexplained_last, w.t - start)
                 bucket("unexplained").balances += 1
                 open_balance[cpu] = ("unexplained", None)
                 continue
@@ -238,6 +245,7 @@ def merge(parts: Iterable[Classification]) -> Classification:
         out.balances += c.balances
         out.pulled += c.pulled
         out.unexplained += c.unexplained
+        out.unexplained_last = max(out.unexplained_last, c.unexplained_last)
         out.non_flips += c.non_flips
         out.writes += c.writes
         for k, b in c.buckets.items():

@@ -104,6 +104,7 @@ CLASSIFY = {
     "balances": "newly-idle balances at the lowest domain level",
     "pulled": "... of which pulled a task",
     "unexplained": "... with no set of the indicator before them",
+    "unexplained_last_ms": "... the latest of them, ms after the watch's first write",
     "after_clear": "... that started after the replay saw their set cleared",
     "sets": "sets of the indicator (0 -> 1 writes)",
     "empty_sets": "sets followed by a balance, none of which pulled",
@@ -332,6 +333,7 @@ def main():
                     _, empty, _ = sfp_classify.floor(c)
                     m[f"{wl}.classify.balances"], m[f"{wl}.classify.pulled"] = c.balances, c.pulled
                     m[f"{wl}.classify.unexplained"] = c.unexplained
+                    m[f"{wl}.classify.unexplained_last_ms"] = round(1000 * c.unexplained_last, 3)
                     m[f"{wl}.classify.after_clear"] = sum(b.after_clear for b in c.buckets.values())
                     m[f"{wl}.classify.sets"] = sum(b.sets for b in c.buckets.values())
                     m[f"{wl}.classify.empty_sets"] = empty
@@ -414,7 +416,8 @@ def classification_section(topos, classes):
             L += [f"### {topo}, {wl} ({len(cs)} repetitions)", ""]
             L += sfp_classify.table(c)
             L += ["", f"{c.balances} newly-idle balances, {c.pulled} pulled a task; {c.unexplained} with no set "
-                  f"before them (unexplained); {c.writes} indicator writes, {c.non_flips} of them out of order. "
+                  f"before them (unexplained" + (f", the latest {fmt(1000 * c.unexplained_last)} ms after its "
+                                                 "watch's first write" if c.unexplained else "") + f"); {c.writes} indicator writes, {c.non_flips} of them out of order. "
                   f"Wasted balances {wasted}; sets that were balanced and had nothing to pull {empty}"
                   + (f"; wasted balances per such set {fmt(per)} (1 is this design's floor: the balance whose "
                      "root-level pass clears the set)." if per is not None else "."), ""]

@@ -95,3 +95,18 @@ class Replay(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Unexplained(unittest.TestCase):
+    def test_a_balance_before_any_set_is_timed_from_the_watch_start(self):
+        log = LOG.replace("sfp-bench rr classify ev cpu=1 t=10.000100",
+                          "sfp-bench rr classify ev cpu=1 t=10.000000 comm=x addr=0xffff888000200080/4 "
+                          "chain=sched_balance_rq<sched_balance_newidle\n"
+                          "sfp-bench rr classify ev cpu=1 t=10.000050 comm=x addr=0xffff888000200080/4 "
+                          "chain=sched_balance_rq<sched_balance_newidle\n"
+                          "sfp-bench rr classify ev cpu=1 t=10.000100")
+        c = classify(*parse(log.splitlines(), "rr"))
+        self.assertEqual(c.unexplained, 2)  # both before the wakeup's set (t=10.0001)
+        self.assertAlmostEqual(c.unexplained_last, 0.00005)
+        m = merge([c, c])
+        self.assertEqual((m.unexplained, m.unexplained_last), (4, c.unexplained_last))
