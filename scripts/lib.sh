@@ -250,13 +250,6 @@ failed_cases() {
 	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null || true
 }
 
-# precondition_skips RESULTS.TSV: "SOURCE.CASE" of every case that
-# skipped because its precondition did not hold (sfp summarize's note): a
-# boot that gives such a case no verdict, neither a pass nor a failure.
-precondition_skips() {
-	awk -F'\t' '$4 == "SKIP" && $5 ~ /^precondition/ { print $2 "." $3 }' "$1" 2>/dev/null || true
-}
-
 # selftests_patch WT OUT: what 'patched' adds to 'baseline' under
 # tools/testing/selftests, for a baseline kernel that runs the series'
 # kselftests (make mutate, make stress). Fails if that is nothing.
