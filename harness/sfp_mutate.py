@@ -26,6 +26,7 @@ class Variant:
     what: str
     expect: str  # '' for the control, 'any', or the case names, space-separated
     kernel: str = "main"  # 'debug': only the debug kernel (lockdep, KASAN) can see it
+    splat: str = ""  # a debug mutant's splat must contain this (its 'splat:' line)
 
 
 @dataclasses.dataclass
@@ -50,11 +51,12 @@ def variant(data: Data, line: str, name: str) -> Variant:
         return Variant(name, "both feature patches (baseline + the kselftests)",
                        "".join(c + " " for c in data.baseline_fails))
     path = data.root / "tests" / "mutants" / line / f"{name}.patch"
-    head = path.read_text(encoding="utf-8").splitlines()[:3]
+    head = path.read_text(encoding="utf-8").splitlines()[:4]
     what = head[0].removeprefix("mutant: ") if head and head[0].startswith("mutant: ") else ""
     expect = head[1].removeprefix("expect: ") if len(head) > 1 and head[1].startswith("expect: ") else ""
     kernel = head[2].removeprefix("kernel: ") if len(head) > 2 and head[2].startswith("kernel: ") else "main"
-    return Variant(name, what, expect, kernel)
+    splat = head[3].removeprefix("splat: ") if len(head) > 3 and head[3].startswith("splat: ") else ""
+    return Variant(name, what, expect, kernel, splat)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,12 +193,19 @@ class DebugVerdict:
 def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
     """The verdict of a variant's boots on the debug kernel, where a splat
     (lockdep, KASAN, a WARN: it boots with panic_on_warn) counts as a
-    failure as much as a failed case."""
+    failure as much as a failed case. A mutant with a 'splat:' line is
+    caught only by a splat containing that text (the checker its mistake
+    trips, e.g. lockdep's lock_unpin_lock); a boot whose only splats are
+    others (the debug kernel stopped before the mistake could show) gives
+    no verdict."""
     boots = len(results)
-    caught = clean = 0
+    caught = clean = unrelated = 0
     seen = []
     for b, res in enumerate(results, 1):
-        splat = res.splats[0] if res and res.splats else ""
+        splats = res.splats if res else []
+        splat = splats[0] if splats else ""
+        if v.splat and splats:
+            splat = next((x for x in splats if v.splat in x), splat)
         failed = sorted(res.failed) if res else []
         if not res or (not res.cases and not splat):
             seen.append(f"boot {b}: no result")
@@ -209,15 +218,23 @@ def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
             seen.append(f"boot {b}: all passed")
         if not v.expect:
             clean += not splat and not failed
-        elif splat or (bool(failed) if v.expect == "any"
-                       else all(e in failed for e in v.expect.split())):
+        elif v.splat and splat and v.splat not in splat:
+            unrelated += 1
+            seen[-1] += f" (not '{v.splat}': no verdict)"
+        elif (v.splat in splat if v.splat and splat else bool(splat)) or (
+                bool(failed) if v.expect == "any" else all(e in failed for e in v.expect.split())):
             caught += 1
     if not v.expect:
         verdict = (f"clean in {boots}/{boots} boots" if clean == boots
                    else f"CONTROL FAILED in {boots - clean}/{boots} boots")
+    elif unrelated == boots:
+        verdict = f"NO VERDICT: only other splats than '{v.splat}' in every boot"
+    elif caught + unrelated == boots:
+        verdict = f"caught {caught}/{caught} with a verdict" + \
+            (f" ({unrelated}/{boots} boots stopped by another splat)" if unrelated else "")
+        verdict = verdict if unrelated else f"caught {boots}/{boots}"
     else:
-        verdict = f"caught {boots}/{boots}" if caught == boots else \
-            f"MISSED in {boots - caught}/{boots} boots"
+        verdict = f"MISSED in {boots - caught - unrelated}/{boots} boots"
     return DebugVerdict(v, boots, verdict, " / ".join(seen))
 
 

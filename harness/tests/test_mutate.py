@@ -122,6 +122,36 @@ class Debug(unittest.TestCase):
         self.assertEqual(d.verdict, "MISSED in 1/1 boots")
         self.assertFalse(d.ok)
 
+    def test_named_splat_is_required(self):
+        """A 'splat:' mutant is caught by its checker's splat only; a boot
+        stopped by another splat first (6.19's debug kernel once died of a
+        KASAN report in identify_cpu(), before the scheduler ran) gives
+        no verdict, and not a catch."""
+        v = sfp_mutate.Variant("no-pin", "drops a pin", "any", "debug", "lock_unpin_lock")
+        hit = self.res("WARNING: CPU: 0 PID: 14 at lock_unpin_lock+0x1c3/0x1f0", ("s", "a", "PASS"))
+        other = self.res("BUG: KASAN: wild-memory-access in rcu_is_watching+0x1c/0x40")
+        none = self.res("", ("s", "a", "PASS"))
+        self.assertEqual(sfp_mutate.judge_debug(v, [hit, hit]).verdict, "caught 2/2")
+        d = sfp_mutate.judge_debug(v, [other])
+        self.assertTrue(d.verdict.startswith("NO VERDICT"))
+        self.assertFalse(d.ok)
+        self.assertIn("no verdict", d.seen)
+        d = sfp_mutate.judge_debug(v, [other, hit])
+        self.assertEqual(d.verdict, "caught 1/1 with a verdict (1/2 boots stopped by another splat)")
+        self.assertTrue(d.ok)
+        d = sfp_mutate.judge_debug(v, [hit, none])
+        self.assertEqual(d.verdict, "MISSED in 1/2 boots")
+        self.assertFalse(d.ok)
+        # the named splat found among several
+        both = self.res("", ("s", "a", "PASS"))
+        both.splats = ["BUG: KASAN: x", "WARNING: at lock_unpin_lock+0x1"]
+        self.assertEqual(sfp_mutate.judge_debug(v, [both]).verdict, "caught 1/1")
+
+    def test_splat_line_is_read(self):
+        for line in ("6.1", "6.12", "6.19", "7.1"):
+            v = sfp_mutate.variant(sfp_data.load(), line, "exit-no-repin")
+            self.assertEqual((v.kernel, v.splat), ("debug", "lock_unpin_lock"))
+
     def test_control_with_a_splat_fails(self):
         v = sfp_mutate.Variant("patched", "nothing (control)", "")
         d = sfp_mutate.judge_debug(v, [self.res("BUG: KASAN: slab-out-of-bounds",
