@@ -113,6 +113,20 @@ for _wl in ("rr", "mix"):
     for _k, _what in CLASSIFY.items():
         METRICS[f"{_wl}.classify.{_k}"] = (f"{_wl}, classify phase: {_what}", "")
 
+# Fewer refreshes than this from baseline's newly-idle exit under the
+# sparse load and the smoke's refresh check is not made (a precondition).
+REFRESH_MIN = 8
+# The refresh phase (both kernels): refreshes of the idle CPUs' blocked
+# load (writes to nohz.next_blocked), by what started them.
+REFRESH = {
+    "newidle": "blocked-load refreshes started by the newly-idle exit's kick",
+    "other": "... started otherwise (the tick's stats kick)",
+    "max_gap_ms": "longest time between two refreshes, ms",
+}
+for _wl in ("rr", "mix", "sparse"):
+    for _k, _what in REFRESH.items():
+        METRICS[f"{_wl}.refresh.{_k}"] = (f"{_wl}, refresh phase: {_what}", "ms*" if _k.endswith("_ms") else "")
+
 # Diagnostics that older guest scripts or odd CPU counts may lack.
 OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
             "rr.server_newidle_per_idle", "rr.client_newidle_per_idle",
@@ -122,7 +136,7 @@ OPTIONAL = {"rr.gate.max_newidle_lb_cost_us", "rr.gate.mean_avg_idle_us",
             "mix.writes.indicator", "mix.writes.indicator_per_s",
             "cgpool.writes.indicator", "cgpool.writes.indicator_per_s",
             "rr.gate_cost_over_work"}
-OPTIONAL |= {k for k in METRICS if ".classify." in k}
+OPTIONAL |= {k for k in METRICS if ".classify." in k or ".refresh." in k}
 # Levels a topology may not have.
 OPTIONAL |= {k for k in METRICS if ".lb.level" in k and not k.endswith("level0.lb_count")}
 
@@ -161,6 +175,9 @@ def parse_log(path, smp, dur):
             profile[wl] = kv(rest)
         elif phase == "writes" and "stderr:" not in rest:
             writes[wl] = kv(rest)
+        elif phase == "refresh" and rest.startswith("newidle="):
+            for key, val in kv(rest).items():
+                m[f"{wl}.refresh.{key}"] = num({key: val}, key)
         elif phase == "lb":
             d = kv(rest)
             lb[(wl, d.get("level"))] = d
@@ -518,6 +535,26 @@ def check(data, stats, topos):
                 v = med(k, key)
                 if v is not None and v <= 0:
                     problems.append(f"{topo}, {k}: {key} is {v}, expected > 0")
+        # The skip leaves through the newly-idle exit, whose kick refreshes
+        # the idle CPUs' blocked load: under the sparse load (the CPUs
+        # idle, the indicator mostly clear) patched must start about as
+        # many refreshes from the idle loop as baseline. A skip that
+        # returned before the exit started none in 6.12's control run
+        # (docs/benchmark.md).
+        bl, pt = med("baseline", "sparse.refresh.newidle"), med("patched", "sparse.refresh.newidle")
+        seen = [k for k in KERNELS if (med(k, "sparse.refresh.newidle") or 0) + (med(k, "sparse.refresh.other") or 0) > 0]
+        if bl is not None and pt is not None and len(seen) < len(KERNELS):
+            # A watch that saw no refresh at all, by either path, is an
+            # instrument that did not work, not a kernel that never refreshes.
+            not_made.append(f"{topo}: precondition: the refresh watch saw no write under the sparse load on "
+                            f"{', '.join(k for k in KERNELS if k not in seen)}: the refresh check was not made")
+        elif bl is not None and pt is not None:
+            if bl < REFRESH_MIN:
+                not_made.append(f"{topo}: precondition: baseline's newly-idle exit started {bl} blocked-load "
+                                f"refreshes under the sparse load (fewer than {REFRESH_MIN}): the refresh check was not made")
+            elif pt < 0.25 * bl:
+                problems.append(f"{topo}, sparse: patched's newly-idle exit started {pt} blocked-load refreshes, "
+                                f"baseline's {bl}: the skip must still kick the refresh")
         # The instruments see the newly-idle balance on baseline: the
         # profiler counts every call, schedstat the balances the cost
         # gate let through. With that gate shut (the precondition above)

@@ -28,8 +28,10 @@ alternating which goes first, and run in the guest
             updates patch 2 must leave alone
 each once alone (counters, throughput, latency, the newly-idle
 load-balance counters of /proc/schedstat per domain level), once under
-write watchpoints (writes to root_task_group.load_avg and the indicator)
-and, rr and pool, once under the ftrace function profiler and perf
+write watchpoints (writes to root_task_group.load_avg and the indicator),
+rr and mix once with a watchpoint on the idle CPUs' blocked-load refresh
+(nohz.next_blocked: how often, and whether the newly-idle exit's kick
+started it), and, rr and pool, once under the ftrace function profiler and perf
 record -e cpu-clock (calls, time and sample shares of
 sched_balance_newidle, sched_balance_rq and task_tick_fair).
 Then write OUTDIR/report.md with the tables and plots (scripts/bench-report.py).

@@ -23,6 +23,9 @@ prints one 'NAME OFFSET' line per field that this kernel has:
   sd_lb_count    struct sched_domain, lb_count[CPU_NEWLY_IDLE]
   sd_lb_gained   struct sched_domain, lb_gained[CPU_NEWLY_IDLE]
                  (the last two are schedstat fields: CONFIG_SCHEDSTATS)
+  nohz_next_blocked
+                 fair.c's static nohz, next_blocked: when the idle CPUs'
+                 blocked load is next refreshed (CONFIG_NO_HZ_COMMON)
 The guest program bench/sfp_writes.c turns them into addresses.
 EOF
 }
@@ -37,15 +40,17 @@ case $cmd in *" -c -o kernel/sched/fair.o "*) ;; *) die "unexpected compile comm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# offset NAME STRUCT FIELD
-offset() {
+# offset NAME STRUCT FIELD; offset_of NAME TYPE FIELD (any type, e.g.
+# typeof() of fair.c's anonymous nohz struct)
+offset() { offset_of "$1" "struct $2" "$3"; }
+offset_of() {
 	cat >"$tmp/$1.c" <<EOF
 #include "fair.c"
 #include <linux/kbuild.h>
 void sfp_offsets(void);
 void sfp_offsets(void)
 {
-	OFFSET(SFP_OFF, $2, $3);
+	DEFINE(SFP_OFF, offsetof($2, $3));
 }
 EOF
 	local c=${cmd%% -c -o kernel/sched/fair.o *}
@@ -59,7 +64,8 @@ out=$(offset tg_load_avg task_group load_avg
 	offset rd_overloaded root_domain overloaded
 	offset rq_sd rq sd
 	offset sd_lb_count sched_domain 'lb_count[CPU_NEWLY_IDLE]'
-	offset sd_lb_gained sched_domain 'lb_gained[CPU_NEWLY_IDLE]')
+	offset sd_lb_gained sched_domain 'lb_gained[CPU_NEWLY_IDLE]'
+	offset_of nohz_next_blocked 'typeof(nohz)' next_blocked)
 # Before v6.10 (the 6.1 line) the indicator is int root_domain::overload.
 # (Here-strings, not pipes: under pipefail, grep -q exiting at its first
 # match can fail the writer with SIGPIPE.)

@@ -13,6 +13,11 @@
 #   writes   under write watchpoints (sfp_writes): every write to
 #            root_task_group.load_avg and to the root domain's overload
 #            indicator, counted; each write then traps, so nothing is timed
+#   refresh  rr, mix and sparse (below), on both kernels: every refresh of the idle CPUs'
+#            blocked load (a write to fair.c's nohz.next_blocked, under
+#            perf record with its call chain), by what started it: the
+#            newly-idle exit's kick (run from the idle loop) or another
+#            path (the tick's stats kick, run in the softirq)
 #   profile  under the ftrace function profiler (calls and time in the
 #            functions below) and system-wide perf record (cpu-clock)
 # and prints every result as "sfp-bench WORKLOAD PHASE key=value..." lines.
@@ -23,6 +28,7 @@
 # sched_balance_rq+0x1). Per-workload figures are differences of snapshots.
 # Parameters come from the kernel command line:
 #   sfp.dur=SECONDS (5)  sfp.rrwork=LOOPS (10000000)  sfp.poolwork=LOOPS (200000)
+#   sfp.sparsework=LOOPS (50000): the sparse load's chunk (refresh phase)
 #   sfp.perffreq=HZ (500)
 #   sfp.newidle=measure|shipped (measure): measure turns off the sched
 #                features that skip newly-idle balances by their own
@@ -31,8 +37,9 @@
 #                shipped leaves them as the kernel ships them
 #   sfp.features=FEAT[,FEAT...] (none): sched features to write first,
 #                e.g. NO_DELAY_DEQUEUE
-#   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]: field offsets of
-#                this kernel (scripts/kernel-offsets.sh), for sfp_writes
+#   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]...: field offsets
+#                of this kernel (scripts/kernel-offsets.sh), for sfp_writes
+#                and the refresh phase
 set -u
 PATH=/bin:/usr/bin:/tests
 # The profiled functions by their names since v6.10; older kernels (the
@@ -49,12 +56,14 @@ CG=/sys/fs/cgroup
 DUR=$(arg sfp.dur 5)
 RRWORK=$(arg sfp.rrwork 10000000)
 POOLWORK=$(arg sfp.poolwork 200000)
+SPARSEWORK=$(arg sfp.sparsework 50000)
 FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
 NEWIDLE=$(arg sfp.newidle measure)
 OFFSETS=$(arg sfp.offsets '')
 WARGS=
 CARGS=
+NBOFF=
 for o in $(echo "$OFFSETS" | tr ',' ' '); do
 	case $o in
 	tg_load_avg:*) WARGS="$WARGS -t ${o#*:}" ;;
@@ -63,6 +72,7 @@ for o in $(echo "$OFFSETS" | tr ',' ' '); do
 	rq_sd:*) CARGS="$CARGS -s ${o#*:}" ;;
 	sd_lb_count:*) CARGS="$CARGS -c ${o#*:}" ;;
 	sd_lb_gained:*) CARGS="$CARGS -g ${o#*:}" ;;
+	nohz_next_blocked:*) NBOFF=${o#*:} ;;
 	esac
 done
 fail=0
@@ -334,6 +344,71 @@ classify() {
 	done
 }
 
+# refresh WORKLOAD COMMAND...: the workload under perf record with a write
+# watchpoint on nohz.next_blocked on every CPU. _nohz_idle_balance()
+# writes it when a stats pass refreshed the blocked load of the idle
+# CPUs; the newly-idle exit's kick (nohz_newidle_balance(), run by
+# nohz_run_idle_balance() before the CPU idles) and the tick's stats kick
+# (nohz_balancer_kick(), run in the softirq) both end there. One line per
+# workload: the count by path, and the longest time between two
+# refreshes (how stale the blocked load got). The watch spans the
+# workload alone.
+refresh() {
+	wl=$1
+	shift
+	if [ -z "$NBOFF" ]; then
+		echo "sfp-bench $wl refresh skipped: no nohz_next_blocked offset (a kernel without NO_HZ_COMMON)"
+		return 0
+	fi
+	base=$(awk '$3 == "nohz" { print $1 }' /proc/kallsyms)
+	case $base in
+	'' | *[!0-9a-f]*)
+		problem "$wl: fair.c's nohz is not in /proc/kallsyms exactly once"
+		return
+		;;
+	esac
+	nb=$(printf '0x%x' $((0x$base + NBOFF)))
+	# perf starts the workload once the watchpoints are armed.
+	rm -f /tmp/refresh
+	if ! perf record -q --no-buildid --no-buildid-cache -g -a -o /tmp/refresh \
+		-e "mem:$nb/8:w" -- "$@" >/tmp/out 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl refresh stderr: /" /tmp/err
+		problem "$wl failed under the refresh watch"
+		return
+	fi
+	if ! perf script -i /tmp/refresh -F cpu,time,comm,event,ip,sym >/tmp/refresh.txt 2>/tmp/err; then
+		sed "s/^/sfp-bench $wl refresh stderr: /" /tmp/err
+		problem "$wl: perf script could not read the refresh watch"
+		return
+	fi
+	awk -v wl="$wl" '
+		function flush() {
+			if (t == "") return
+			if (nri) newidle++; else other++
+			if (last != "" && t - last > gap) gap = t - last
+			last = t; t = ""
+		}
+		/^[ \t]*$/ { flush(); next }
+		# COMM [CPU] TIME: mem:ADDRESS:w: (COMM padded, may hold spaces)
+		match($0, /\[[0-9]+\] +[0-9.]+: +mem:[^ ]+:/) {
+			flush()
+			split(substr($0, RSTART, RLENGTH), p, /[][ :]+/)
+			t = p[3]; nri = 0; known = 0
+			next
+		}
+		# The innermost caller that tells the path: the idle loop (the
+		# kick runs from do_idle(); nohz_run_idle_balance() tail-calls
+		# _nohz_idle_balance(), so its own frame may be gone) or the
+		# softirq.
+		t != "" && !known && /^[ \t]+[0-9a-f]+ / {
+			sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym)
+			if (sym == "nohz_run_idle_balance" || sym == "do_idle") { nri = 1; known = 1 }
+			else if (sym ~ /^(nohz_idle_balance|sched_balance_softirq|run_rebalance_domains|handle_softirqs|__do_softirq)$/) known = 1
+		}
+		END { flush(); printf "sfp-bench %s refresh newidle=%d other=%d max_gap_ms=%.3f\n", wl, newidle, other, 1000 * gap }' /tmp/refresh.txt
+	rm -f /tmp/refresh /tmp/refresh.txt
+}
+
 # profile WORKLOAD COMMAND...: the workload under the profiler and perf.
 profile() {
 	wl=$1
@@ -387,6 +462,14 @@ writes cgpool sfp_pool -d "$DUR" -w "$POOLWORK" -g sfp
 classify rr sfp_rr -d "$DUR" -w "$RRWORK"
 # shellcheck disable=SC2086 # MIX is a list of options
 classify mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
+refresh rr sfp_rr -d "$DUR" -w "$RRWORK"
+# shellcheck disable=SC2086 # MIX is a list of options
+refresh mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
+# sparse: one wake/sleep thread per CPU (a short chunk, then 2 ms
+# asleep), nothing CPU-bound: the CPUs are idle most of the time and a
+# tick rarely finds one busy, so the blocked load is refreshed by the
+# newly-idle exit's kick or not often at all.
+refresh sparse sfp_pool -d "$DUR" -c 0 -s "$NCPU" -w "$SPARSEWORK"
 sleep 1
 echo 1 >"$T/function_profile_enabled" || problem "cannot start the function profiler"
 sleep 1
