@@ -248,7 +248,7 @@ run_header() {
 stage_start tests
 run_header | tee "$LOG/report.txt"
 rep_rc=0
-"$ROOT/scripts/report.sh" -l "$LOG" -t "$TREE" -k "$OBJ" | tee -a "$LOG/report.txt" || rep_rc=$?
+"$ROOT/sfp" report -l "$LOG" -t "$TREE" -k "$OBJ" | tee -a "$LOG/report.txt" || rep_rc=$?
 stage_end
 
 printf '\nstage times (wall):' | tee -a "$LOG/report.txt"

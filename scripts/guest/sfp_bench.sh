@@ -476,6 +476,6 @@ sleep 1
 profile rr sfp_rr -d "$DUR" -w "$RRWORK"
 profile pool sfp_pool -d "$DUR" -w "$POOLWORK"
 echo "sfp-bench done fail=$fail"
-# KTAP, for scripts/report.sh: the workloads ran and every step worked.
+# KTAP, for sfp report: the workloads ran and every step worked.
 if [ "$fail" = 0 ]; then echo "ok 1 sfp_bench"; else echo "not ok 1 sfp_bench"; fi
 exit "$fail"

@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A boot's report: its test streams parsed by the tree's kunit.py, merged.
+
+A boot leaves LOGDIR/console.log (the guest console: KUnit's KTAP from
+the built-in suites) and LOGDIR/guest.log (the second serial port: each
+guest program's TAP between 'sfp-begin: NAME' and 'sfp-end: NAME rc=N').
+Every stream is parsed with TREE's tools/testing/kunit/kunit.py parse
+--json, the kernel's own parser; the kselftest program's stream (from
+run_kselftest.sh) gives one result per test program, and the per-case
+streams nested in it under '# ' are parsed too. The cases are merged by
+`sfp summarize` (harness/sfp_summary.py) into one table ending in
+'N skipped' and 'N passed, N failed', and written to RESULTS.tsv.
+
+Besides the test streams:
+  - a KUnit case that ran for a second or more without being marked slow
+    (KUnit's 'Test should be marked slow' line) is a failure;
+  - a kernel configured with KUnit suites whose console has no KTAP is an
+    error;
+  - a guest program that exited non-zero with no failed case is a
+    failure;
+  - the project's guest meets every prerequisite, so a skip is a failure,
+    unless the test's skip reason starts 'precondition:' (it could not set
+    a precondition up in time): that stays a skip, neither a pass nor a
+    failure of the mechanism.
+
+Files written to LOGDIR, beside RESULTS.tsv: kunit.json, guest-NAME.tap,
+guest-NAME.json, guest-rc.tsv, kselftest-TEST.tap and .json,
+kselftest-list, each stream's kunit.py output (NAME.parsed), extra.tsv
+(the rows above that have no TAP) and precondition-skips.
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import re
+import subprocess
+
+import sfp_summary
+
+_BEGIN = re.compile(r"^sfp-begin: ")
+_END = re.compile(r"^sfp-end: ")
+_KUNIT_CONFIG = re.compile(r"^CONFIG_[A-Z0-9_]*KUNIT_TEST=y", re.M)
+# ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
+_PRECOND_NAMED = re.compile(r"^[\s#]*ok [0-9]+ ([^ #][^ ]*) # SKIP precondition:")
+_PRECOND_UNNAMED = re.compile(r"^[\s#]*ok [0-9]+ # SKIP precondition:")
+_KSFT_TEST = re.compile(r"^# selftests: [^:]*: ")
+_KSFT_DONE = re.compile(r"^(not )?ok [0-9]+ selftests: ")
+_KSFT_RUN = re.compile(r"^#  RUN  +[^ ]+ \.\.\.$")
+_KSFT_SKIP = re.compile(r"^ok [0-9]+ # SKIP")
+
+
+class ReportError(Exception):
+    """A log directory or tree that cannot be reported on."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GuestProgram:
+    name: str
+    rc: str
+    tap: str
+
+
+def split_guest(text: str) -> tuple[list[GuestProgram], dict[str, str]]:
+    """The guest programs that finished, in order, and the TAP of every
+    program that began (a program that never ended has TAP but no rc)."""
+    done: list[GuestProgram] = []
+    taps: dict[str, str] = {}
+    name, lines = "", []
+    for line in lines_of(text.replace("\r", "")):
+        f = line.split()
+        if _BEGIN.match(line):
+            name = f[1] if len(f) > 1 else ""
+            lines = []
+            taps[name] = ""
+        elif _END.match(line):
+            if name:
+                taps[name] = "".join(ln + "\n" for ln in lines)
+            done.append(GuestProgram(f[1] if len(f) > 1 else "",
+                                     f[2][3:] if len(f) > 2 else "", taps.get(name, "")))
+            name = ""
+        elif name:
+            lines.append(line)
+            taps[name] = "".join(ln + "\n" for ln in lines)
+    return done, taps
+
+
+def split_kselftest(tap: str) -> list[tuple[str, str]]:
+    """run_kselftest.sh's stream nests each test program's own KTAP under
+    '# ', which kunit.py parse reads as comments: the nested streams,
+    unprefixed, one per test program. The 6.1 harness prints a skipped
+    case as 'ok N # SKIP reason', without its name (the parser takes it
+    for a missing case): the name is put back from the '#  RUN  NAME ...'
+    line before it."""
+    out: list[tuple[str, list[str]]] = []
+    name, case = "", ""
+    for line in lines_of(tap):
+        if _KSFT_TEST.match(line):
+            name = line.split()[-1]
+            out.append((name, []))
+            continue
+        if name and _KSFT_DONE.match(line):
+            name = ""
+            continue
+        if name and line.startswith("# "):
+            nested = line[2:]
+            if _KSFT_RUN.match(nested):
+                case = re.sub(r" \.\.\.$", "", re.sub(r"^#  RUN  +", "", nested))
+            if _KSFT_SKIP.match(nested) and case:
+                nested = nested.replace(" # SKIP", f" {case} # SKIP", 1)
+            out[-1][1].append(nested)
+    return [(n, "".join(ln + "\n" for ln in ls)) for n, ls in out]
+
+
+def precondition_skips(texts: list[str]) -> list[str]:
+    """The tests that skipped because a precondition could not be set up
+    in time (their reason starts 'precondition:'), sorted."""
+    found: set[str] = set()
+    for text in texts:
+        for line in lines_of(text.replace("\r", "")):
+            m = _PRECOND_NAMED.match(line)
+            if m:
+                found.add(m.group(1))
+            elif _PRECOND_UNNAMED.match(line):
+                found.add("(unnamed)")
+    return sorted(found)
+
+
+def slow_rows(console: str) -> list[str]:
+    """KUnit's complaint about a case not marked slow, as failure rows."""
+    return ["kunit\tkunit\t(speed)\tFAIL\t" + ln.strip(" \t") + "\n" for ln in lines_of(console)
+            if "Test should be marked slow" in ln]
+
+
+def lines_of(text: str) -> list[str]:
+    """Lines as awk, sed and grep see them: split at newlines only."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+# The logs are copied and matched byte for byte (a serial port can carry
+# any byte): latin-1 maps each byte to one character and back.
+def _read(path: pathlib.Path) -> str:
+    return path.read_text(encoding="latin-1")
+
+
+def _write(path: pathlib.Path, text: str) -> None:
+    path.write_text(text, encoding="latin-1")
+
+
+def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
+           out: pathlib.Path | None = None) -> int:
+    """Parse a boot's streams, write its files and RESULTS.tsv, print the
+    table; the exit status of `sfp summarize` (1 if anything failed)."""
+    console_log = logdir / "console.log"
+    if not console_log.is_file():
+        raise ReportError(f"no console.log in '{logdir}'")
+    kunit_py = tree / "tools" / "testing" / "kunit" / "kunit.py"
+    if not kunit_py.is_file():
+        raise ReportError(f"'{tree}' has no tools/testing/kunit/kunit.py")
+    out = out or logdir / "results.tsv"
+    extra: list[str] = []
+    inputs: list[tuple[str, str, str]] = []
+
+    def parse(name: str, src: pathlib.Path) -> None:
+        with open(logdir / f"{name}.parsed", "wb") as log:
+            subprocess.run(["python3", str(kunit_py), "parse", f"--json={logdir / name}.json",
+                            str(src)], stdout=log, stderr=subprocess.STDOUT, check=False)
+
+    console = _read(console_log)
+    if "KTAP version" in console:
+        parse("kunit", console_log)
+        inputs.append(("kunit", "kunit", str(logdir / "kunit.json")))
+        extra += slow_rows(console)
+    else:
+        config = obj / ".config"
+        if config.is_file() and _KUNIT_CONFIG.search(_read(config)):
+            extra.append("kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the "
+                         "console has no KTAP\n")
+
+    guest_log = logdir / "guest.log"
+    if guest_log.is_file():
+        done, taps = split_guest(_read(guest_log))
+        for name, tap in taps.items():
+            _write(logdir / f"guest-{name}.tap", tap)
+        if not done:
+            _write(logdir / "extra.tsv", "".join(extra))
+            raise ReportError(f"{guest_log}: no guest program finished (no 'sfp-end:' line)")
+        _write(logdir / "guest-rc.tsv", "".join(f"{p.name}\t{p.rc}\n" for p in done))
+        for p in done:
+            parse(f"guest-{p.name}", logdir / f"guest-{p.name}.tap")
+            inputs.append(("guest", p.name, str(logdir / f"guest-{p.name}.json")))
+            if p.name == "kselftest":
+                tests = split_kselftest(_read(logdir / "guest-kselftest.tap"))
+                for t, tap in tests:
+                    _write(logdir / f"kselftest-{t}.tap", tap)
+                _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
+                for t, _ in tests:
+                    parse(f"kselftest-{t}", logdir / f"kselftest-{t}.tap")
+                    inputs.append(("guest", t, str(logdir / f"kselftest-{t}.json")))
+            js = logdir / f"guest-{p.name}.json"
+            failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))
+            if p.rc != "0" and not failed:
+                extra.append(f"guest\t{p.name}\t(exit status)\tFAIL\texited with {p.rc}\n")
+    _write(logdir / "extra.tsv", "".join(extra))
+
+    info = logdir / "boot.info"
+    title = "In-guest results: " + (_read(info).rstrip("\n") if info.is_file()
+                                    else "boot info missing")
+    texts = [console] + [_read(p) for p in sorted(logdir.glob("kselftest-*.tap"))] + \
+        [_read(p) for p in sorted(logdir.glob("guest-*.tap"))]
+    skips = logdir / "precondition-skips"
+    _write(skips, "".join(f"{n}\n" for n in precondition_skips(texts)))
+    return sfp_summary.summarize(title, inputs, [str(logdir / "extra.tsv")], str(out),
+                                 True, str(skips))

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A boot's report (sfp report): the streams split and merged."""
+import contextlib
+import io
+import pathlib
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_report  # noqa: E402
+
+# A stand-in for the tree's kunit.py parse: 'ok N NAME' / 'not ok N NAME'
+# lines into the JSON shape kunit.py writes.
+FAKE_KUNIT = r'''
+import json, re, sys
+out = sys.argv[2].split("=", 1)[1]
+cases = []
+for ln in open(sys.argv[3], encoding="latin-1"):
+    m = re.match(r"^(not )?ok \d+ (\S+)(?: # SKIP)?", ln.strip())
+    if m:
+        st = "FAILURE" if m.group(1) else ("SKIPPED" if "# SKIP" in ln else "SUCCESS")
+        cases.append({"name": m.group(2), "status": {"FAILURE": "FAIL", "SKIPPED": "SKIP"}.get(st, "PASS")})
+json.dump({"name": "KUnit Test Group", "test_cases": cases, "sub_groups": []}, open(out, "w"))
+print("parsed", len(cases))
+'''
+
+
+class Split(unittest.TestCase):
+    def test_guest_programs(self):
+        log = ("noise\r\nsfp-begin: kselftest\r\nTAP version 13\r\nok 1 a\r\n"
+               "sfp-end: kselftest rc=1\r\nbetween\nsfp-begin: stress\nok 1 b\n")
+        done, taps = sfp_report.split_guest(log)
+        self.assertEqual([(p.name, p.rc) for p in done], [("kselftest", "1")])
+        self.assertEqual(taps["kselftest"], "TAP version 13\nok 1 a\n")
+        self.assertEqual(taps["stress"], "ok 1 b\n")  # began, never ended: no rc
+
+    def test_lines_split_at_newlines_only(self):
+        self.assertEqual(sfp_report.lines_of("a\x0cb\nc\n"), ["a\x0cb", "c"])
+
+    def test_kselftest_nested_streams_and_61_skip_name(self):
+        tap = ("# selftests: sched: sched_fastpath_newidle\n"
+               "# TAP version 13\n# #  RUN  newidle.light_load ...\n"
+               "# ok 1 # SKIP precondition: no light load\n"
+               "ok 1 selftests: sched: sched_fastpath_newidle\n"
+               "# selftests: sched: other\n# ok 1 x\nok 2 selftests: sched: other\n")
+        got = sfp_report.split_kselftest(tap)
+        self.assertEqual([n for n, _ in got], ["sched_fastpath_newidle", "other"])
+        self.assertEqual(got[0][1], "TAP version 13\n#  RUN  newidle.light_load ...\n"
+                                    "ok 1 newidle.light_load # SKIP precondition: no light load\n")
+        self.assertEqual(got[1][1], "ok 1 x\n")
+
+    def test_precondition_skips(self):
+        texts = ["    ok 3 light_load # SKIP precondition: x\r\n",
+                 "# ok 1 # SKIP precondition: y\nok 2 other # SKIP not a precondition\n"]
+        self.assertEqual(sfp_report.precondition_skips(texts), ["(unnamed)", "light_load"])
+
+    def test_slow_rows_keep_the_line(self):
+        rows = sfp_report.slow_rows("  # case: Test should be marked slow (runtime: 1.2s)\r\nok\n")
+        self.assertEqual(rows, ["kunit\tkunit\t(speed)\tFAIL\t# case: Test should be marked "
+                                "slow (runtime: 1.2s)\r\n"])
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.d = pathlib.Path(tempfile.mkdtemp())
+        self.tree = self.d / "tree"
+        (self.tree / "tools/testing/kunit").mkdir(parents=True)
+        (self.tree / "tools/testing/kunit/kunit.py").write_text(FAKE_KUNIT)
+        self.obj = self.d / "obj"
+        self.obj.mkdir()
+        (self.obj / ".config").write_text("CONFIG_SCHED_FASTPATH_KUNIT_TEST=y\n")
+        self.log = self.d / "log"
+        self.log.mkdir()
+        (self.log / "boot.info").write_text("smp=4\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def run_report(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = sfp_report.report(self.log, self.tree, self.obj)
+        return rc, out.getvalue()
+
+    def test_merged_table_and_rows(self):
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 model_set_side\n")
+        (self.log / "guest.log").write_text(
+            "sfp-begin: kselftest\n# selftests: sched: t\n# ok 1 a\n"
+            "# ok 2 b # SKIP precondition: none\nok 1 selftests: sched: t\n"
+            "sfp-end: kselftest rc=0\nsfp-begin: stress\nok 1 s\nsfp-end: stress rc=3\n")
+        rc, out = self.run_report()
+        self.assertEqual(rc, 1)  # stress exited 3 with no failed case
+        self.assertIn("In-guest results: smp=4", out)
+        self.assertTrue(out.endswith("1 skipped\n4 passed, 1 failed\n"), out)
+        rows = (self.log / "results.tsv").read_text().splitlines()
+        self.assertIn("guest\tstress\t(exit status)\tFAIL\texited with 3", rows)
+        self.assertIn("guest\tt\tb\tSKIP\tprecondition not met in time: not a result", rows)
+        self.assertEqual((self.log / "precondition-skips").read_text(), "b\n")
+        self.assertEqual((self.log / "kselftest-list").read_text(), "t\n")
+
+    def test_configured_kunit_without_ktap_is_an_error(self):
+        (self.log / "console.log").write_text("Kernel panic\n")
+        rc, out = self.run_report()
+        self.assertEqual(rc, 1)
+        self.assertIn("KUnit tests are configured but the console has no KTAP", out)
+
+    def test_a_guest_that_never_finished_is_refused(self):
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 x\n")
+        (self.log / "guest.log").write_text("sfp-begin: kselftest\nok 1 a\n")
+        with self.assertRaisesRegex(sfp_report.ReportError, "no guest program finished"):
+            self.run_report()
+
+    def test_bad_input(self):
+        with self.assertRaisesRegex(sfp_report.ReportError, "no console.log"):
+            self.run_report()
+        (self.log / "console.log").write_text("")
+        with self.assertRaisesRegex(sfp_report.ReportError, "has no tools/testing/kunit"):
+            sfp_report.report(self.log, self.d, self.obj)
+
+
+if __name__ == "__main__":
+    unittest.main()
