@@ -39,7 +39,7 @@ help:
 	@echo "                A/B benchmark, baseline vs patched; report under $(BUILD)/LINE/bench/latest"
 	@echo "                (NEWIDLE=shipped: NI_RANDOM/NI_RATE as the line ships them)"
 	@echo "make bench-lines BENCH_RUNS='DIR...'  one table across bench runs (lines, NEWIDLE modes)"
-	@echo "make bench-smoke  one short A/B round with checks (part of make check)"
+	@echo "make bench-smoke  one short A/B round with checks (part of make certify)"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
 	@echo "                oldest built, booted and tested (docs/matrix.md)"
