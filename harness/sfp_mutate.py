@@ -221,18 +221,19 @@ def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
         elif v.splat and splat and v.splat not in splat:
             unrelated += 1
             seen[-1] += f" (not '{v.splat}': no verdict)"
-        elif (v.splat in splat if v.splat and splat else bool(splat)) or (
-                bool(failed) if v.expect == "any" else all(e in failed for e in v.expect.split())):
+        elif splat or (bool(failed) if v.expect == "any"
+                       else all(e in failed for e in v.expect.split())):
             caught += 1
     if not v.expect:
         verdict = (f"clean in {boots}/{boots} boots" if clean == boots
                    else f"CONTROL FAILED in {boots - clean}/{boots} boots")
     elif unrelated == boots:
         verdict = f"NO VERDICT: only other splats than '{v.splat}' in every boot"
+    elif caught == boots:
+        verdict = f"caught {boots}/{boots}"
     elif caught + unrelated == boots:
-        verdict = f"caught {caught}/{caught} with a verdict" + \
-            (f" ({unrelated}/{boots} boots stopped by another splat)" if unrelated else "")
-        verdict = verdict if unrelated else f"caught {boots}/{boots}"
+        verdict = (f"caught {caught}/{caught} with a verdict "
+                   f"({unrelated}/{boots} boots stopped by another splat)")
     else:
         verdict = f"MISSED in {boots - caught - unrelated}/{boots} boots"
     return DebugVerdict(v, boots, verdict, " / ".join(seen))

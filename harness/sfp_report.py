@@ -57,31 +57,26 @@ class ReportError(Exception):
 class GuestProgram:
     name: str
     rc: str
-    tap: str
 
 
 def split_guest(text: str) -> tuple[list[GuestProgram], dict[str, str]]:
-    """The guest programs that finished, in order, and the TAP of every
-    program that began (a program that never ended has TAP but no rc)."""
+    """The guest programs that finished (name, exit status), in order, and
+    the TAP of every program that began (one that never ended has TAP but
+    no status)."""
     done: list[GuestProgram] = []
-    taps: dict[str, str] = {}
-    name, lines = "", []
+    taps: dict[str, list[str]] = {}
+    name = ""
     for line in lines_of(text.replace("\r", "")):
         f = line.split()
         if _BEGIN.match(line):
             name = f[1] if len(f) > 1 else ""
-            lines = []
-            taps[name] = ""
+            taps[name] = []
         elif _END.match(line):
-            if name:
-                taps[name] = "".join(ln + "\n" for ln in lines)
-            done.append(GuestProgram(f[1] if len(f) > 1 else "",
-                                     f[2][3:] if len(f) > 2 else "", taps.get(name, "")))
+            done.append(GuestProgram(f[1] if len(f) > 1 else "", f[2][3:] if len(f) > 2 else ""))
             name = ""
         elif name:
-            lines.append(line)
-            taps[name] = "".join(ln + "\n" for ln in lines)
-    return done, taps
+            taps[name].append(line)
+    return done, {n: "".join(ln + "\n" for ln in ls) for n, ls in taps.items()}
 
 
 def split_kselftest(tap: str) -> list[tuple[str, str]]:
