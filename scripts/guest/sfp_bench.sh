@@ -273,6 +273,28 @@ writes() {
 	fi
 }
 
+# watch_events WORKLOAD PHASE: perf script's watchpoint hits (-F
+# cpu,time,comm,event,ip,sym, with call chains) on stdin, one line each:
+#   sfp-bench WL PHASE ev cpu=N t=SECONDS comm=TASK addr=ADDRESS chain=F1<F2<...
+# the kernel call chain innermost first, folded.
+watch_events() {
+	awk -v wl="$1" -v phase="$2" '
+		function flush() { if (h != "") print h " chain=" ch; h = ""; ch = "" }
+		/^[ \t]*$/ { flush(); next }
+		# COMM [CPU] TIME: mem:ADDRESS:w: (COMM padded, may hold spaces)
+		match($0, /\[[0-9]+\] +[0-9.]+: +mem:[^ ]+:/) {
+			flush()
+			head = substr($0, RSTART, RLENGTH)
+			comm = substr($0, 1, RSTART - 1)
+			sub(/^ +/, "", comm); sub(/ +$/, "", comm); gsub(/ /, "_", comm)
+			split(head, p, /[][ :]+/)
+			h = sprintf("sfp-bench %s %s ev cpu=%d t=%s comm=%s addr=%s", wl, phase, p[2], p[3], comm, p[5])
+			next
+		}
+		h != "" && /^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); if (length(ch) < 400) ch = ch (ch ? "<" : "") sym }
+		END { flush() }'
+}
+
 # classify WORKLOAD COMMAND...: the workload under perf record, one per
 # CPU, with three write watchpoints each (x86 has four debug registers):
 # the overload indicator, and that CPU's lowest domain's newly-idle
@@ -325,21 +347,7 @@ classify() {
 		[ -s "$f.err" ] && sed "s/^/sfp-bench $wl classify stderr: /" "$f.err"
 		# One line per write: "cpu time comm event" then the chain,
 		# innermost first, folded.
-		perf script -i "$f" -F cpu,time,comm,event,ip,sym 2>/dev/null | awk -v wl="$wl" '
-			function flush() { if (h != "") print h " chain=" ch; h = ""; ch = "" }
-			/^[ \t]*$/ { flush(); next }
-			# COMM [CPU] TIME: mem:ADDRESS:w: (COMM padded, may hold spaces)
-			match($0, /\[[0-9]+\] +[0-9.]+: +mem:[^ ]+:/) {
-				flush()
-				head = substr($0, RSTART, RLENGTH)
-				comm = substr($0, 1, RSTART - 1)
-				sub(/^ +/, "", comm); sub(/ +$/, "", comm); gsub(/ /, "_", comm)
-				split(head, p, /[][ :]+/)
-				h = sprintf("sfp-bench %s classify ev cpu=%d t=%s comm=%s addr=%s", wl, p[2], p[3], comm, p[5])
-				next
-			}
-			h != "" && /^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); if (length(ch) < 400) ch = ch (ch ? "<" : "") sym }
-			END { flush() }'
+		perf script -i "$f" -F cpu,time,comm,event,ip,sym 2>/dev/null | watch_events "$wl" classify
 		rm -f "$f" "$f.err"
 	done
 }
@@ -381,31 +389,24 @@ refresh() {
 		problem "$wl: perf script could not read the refresh watch"
 		return
 	fi
-	awk -v wl="$wl" '
-		function flush() {
-			if (t == "") return
-			if (nri) newidle++; else other++
-			if (last != "" && t - last > gap) gap = t - last
-			last = t; t = ""
+	# The innermost caller that tells the path: the idle loop (the kick
+	# runs from do_idle(); nohz_run_idle_balance() tail-calls
+	# _nohz_idle_balance(), so its own frame may be gone) or the softirq.
+	watch_events "$wl" refresh </tmp/refresh.txt | awk -v wl="$wl" '
+		{
+			t = $6; sub(/^t=/, "", t)
+			ch = $NF; sub(/^chain=/, "", ch)
+			n = split(ch, f, "<")
+			path = "other"
+			for (i = 1; i <= n; i++) {
+				if (f[i] == "nohz_run_idle_balance" || f[i] == "do_idle") { path = "newidle"; break }
+				if (f[i] ~ /^(nohz_idle_balance|sched_balance_softirq|run_rebalance_domains|handle_softirqs|__do_softirq)$/) break
+			}
+			if (path == "newidle") newidle++; else other++
+			if (NR > 1 && t - last > gap) gap = t - last
+			last = t
 		}
-		/^[ \t]*$/ { flush(); next }
-		# COMM [CPU] TIME: mem:ADDRESS:w: (COMM padded, may hold spaces)
-		match($0, /\[[0-9]+\] +[0-9.]+: +mem:[^ ]+:/) {
-			flush()
-			split(substr($0, RSTART, RLENGTH), p, /[][ :]+/)
-			t = p[3]; nri = 0; known = 0
-			next
-		}
-		# The innermost caller that tells the path: the idle loop (the
-		# kick runs from do_idle(); nohz_run_idle_balance() tail-calls
-		# _nohz_idle_balance(), so its own frame may be gone) or the
-		# softirq.
-		t != "" && !known && /^[ \t]+[0-9a-f]+ / {
-			sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym)
-			if (sym == "nohz_run_idle_balance" || sym == "do_idle") { nri = 1; known = 1 }
-			else if (sym ~ /^(nohz_idle_balance|sched_balance_softirq|run_rebalance_domains|handle_softirqs|__do_softirq)$/) known = 1
-		}
-		END { flush(); printf "sfp-bench %s refresh newidle=%d other=%d max_gap_ms=%.3f\n", wl, newidle, other, 1000 * gap }' /tmp/refresh.txt
+		END { printf "sfp-bench %s refresh newidle=%d other=%d max_gap_ms=%.3f\n", wl, newidle, other, 1000 * gap }'
 	rm -f /tmp/refresh /tmp/refresh.txt
 }
 
