@@ -15,6 +15,10 @@
  *  - The busy balance type is CPU_NOT_IDLE (SFT_CPU_NOT_IDLE); CPU_IDLE is 0.
  *  - nohz's "some idle CPU has blocked load" is has_blocked
  *    (SFT_NOHZ_HAS_BLOCKED).
+ *  - After a newly-idle balance, sched_balance_newidle() reads the
+ *    runqueue's CFS tasks (cfs.h_nr_running) and all its tasks
+ *    (nr_running): a task of a higher class there returns -1
+ *    (SFT_NI_OTHER_RESTARTS).
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -69,6 +73,15 @@ static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *c
 	}
 	fn(ctx);
 	return -ENOMEM;
+}
+
+#define SFT_NI_OTHER_RESTARTS	1
+
+/* The fake runqueue of model_newidle_*: what a balance leaves on it. */
+static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
+{
+	rq->cfs.h_nr_running = cfs;
+	rq->nr_running = cfs + other;
 }
 
 #endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

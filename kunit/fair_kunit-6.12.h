@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What fair_kunit.c needs from the kernel line it is built in: Linux
- * 6.12.y, and 6.19, where these names, types and paths are the same.
- * The same fair_kunit.c is kept for other lines, each with its own copy
- * of this header.
+ * 6.12.y. The same fair_kunit.c is kept for other lines, each with its
+ * own copy of this header.
  *
  *  - The overload indicator is bool root_domain::overloaded, read and
  *    written through get_rd_overloaded() and set_rd_overloaded(); the
@@ -16,6 +15,10 @@
  *  - The busy balance type is __CPU_NOT_IDLE (SFT_CPU_NOT_IDLE).
  *  - nohz's "some idle CPU has blocked load" is has_blocked
  *    (SFT_NOHZ_HAS_BLOCKED).
+ *  - After a newly-idle balance, sched_balance_newidle() reads the
+ *    runqueue's CFS tasks (cfs.h_nr_queued) and all its tasks
+ *    (nr_running): a task of a higher class there returns -1
+ *    (SFT_NI_OTHER_RESTARTS).
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -42,6 +45,15 @@ static void sched_fair_test_set(struct root_domain *rd, bool flag)
 static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
 {
 	return kunit_add_action_or_reset(test, fn, ctx);
+}
+
+#define SFT_NI_OTHER_RESTARTS	1
+
+/* The fake runqueue of model_newidle_*: what a balance leaves on it. */
+static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
+{
+	rq->cfs.h_nr_queued = cfs;
+	rq->nr_running = cfs + other;
 }
 
 #endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

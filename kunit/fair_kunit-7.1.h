@@ -2,8 +2,8 @@
 /*
  * What fair_kunit.c needs from the kernel line it is built in: Linux
  * 7.1.y. The same fair_kunit.c is kept for other lines, each with its
- * own copy of this header; 7.1's differs from 6.12's (also 6.19's) in
- * one name only.
+ * own copy of this header; 7.1's differs from 6.19's in the name of
+ * nohz's blocked-load flag and in what the newly-idle balance reads.
  *
  *  - The overload indicator is bool root_domain::overloaded, read and
  *    written through get_rd_overloaded() and set_rd_overloaded(); the
@@ -16,6 +16,13 @@
  *  - The busy balance type is __CPU_NOT_IDLE (SFT_CPU_NOT_IDLE).
  *  - nohz's "some idle CPU has blocked load" is has_blocked_load
  *    (SFT_NOHZ_HAS_BLOCKED); 6.19 calls it has_blocked.
+ *  - After a newly-idle balance, sched_balance_newidle() reads the
+ *    runqueue's CFS tasks (cfs.h_nr_queued) and whether a class above
+ *    fair was enqueued while the lock was dropped (rq->next_class, which
+ *    rq_modified_begin() lowers to fair before the lock is dropped, so a
+ *    mark from before does not count: SFT_NI_OTHER_RESTARTS is 0).
+ *    Before it balances it refreshes this runqueue's blocked load, which
+ *    reads rq->donor and the PELT clocks and averages.
  */
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
@@ -42,6 +49,28 @@ static void sched_fair_test_set(struct root_domain *rd, bool flag)
 static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
 {
 	return kunit_add_action_or_reset(test, fn, ctx);
+}
+
+#define SFT_NI_OTHER_RESTARTS	0
+
+/*
+ * The fake runqueue of model_newidle_*: what a balance leaves on it, a
+ * CFS task and a class-above-fair mark from before the balance; and what
+ * the blocked-load refresh of it reads: the donor (this thread) and PELT
+ * averages that do not decay (clock_pelt and clock_task are 0 as their
+ * last updates; the IRQ average is updated at rq->clock), so that the
+ * refresh does not call cpufreq.
+ */
+static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
+{
+	rq->cfs.h_nr_queued = cfs;
+	rq->nr_running = cfs + other;
+	rq->next_class = other ? &rt_sched_class : &fair_sched_class;
+	RCU_INIT_POINTER(rq->curr, current);
+	RCU_INIT_POINTER(rq->donor, current);
+#ifdef CONFIG_HAVE_SCHED_AVG_IRQ
+	rq->avg_irq.last_update_time = rq->clock;
+#endif
 }
 
 #endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

@@ -17,9 +17,11 @@
  *
  * The newly-idle balance that reads the indicator runs under the rq lock
  * inside __schedule(); its decision is tested from user space by the
- * sched_fastpath kselftests. What it leaves behind when it skips (the
- * common exit: next_balance, the blocked-load kick, idle_stamp, the lock
- * pin) is checked here, on a fake runqueue, by model_newidle_skip.
+ * sched_fastpath kselftests. What it leaves behind on each of its paths
+ * (the common exit: next_balance, the blocked-load kick, idle_stamp, the
+ * return value, the lock pin) is checked here, on a fake runqueue, by
+ * model_newidle_skip (the inputs that do not balance) and
+ * model_newidle_balance (those that do, and a CPU that is not active).
  *
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
@@ -52,13 +54,19 @@
  *    and the nohz kick under sd_asym_cpucapacity, which is then NULL.
  *  - root_task_group.load_avg is written only on a kernel without the
  *    root-group skip; the cases undo their own contribution there.
- *  - model_newidle_skip calls sched_balance_newidle() on a fake runqueue
- *    of the CPU it runs on, with interrupts off. For each call it sets
- *    nohz's global blocked-load state and puts it back (a report of
- *    blocked load by another CPU meanwhile is kept), saves and restores
- *    its own CPU's NOHZ_NEWILB_KICK bit, and gives that CPU's real base
- *    domain an infinite max_newidle_lb_cost, so that a kernel whose gate
- *    wrongly balances stops there before it pulls anything to the fake.
+ *  - model_newidle_skip and model_newidle_balance call
+ *    sched_balance_newidle() on a fake runqueue of the CPU they run on,
+ *    with interrupts off. For each call they set nohz's global
+ *    blocked-load state and put it back (a report of blocked load by
+ *    another CPU meanwhile is kept), save and restore the NOHZ_NEWILB_KICK
+ *    bit of the CPU the fake claims to be, and give the real base domain
+ *    of the CPU they run on an infinite max_newidle_lb_cost, so that a
+ *    balance stops there before it pulls anything to the fake. A balance
+ *    refreshes the blocked load of this CPU's real runqueue (7.1: of the
+ *    fake), as every newly-idle balance does.
+ *  - model_newidle_balance needs a CPU that is not active: where every
+ *    possible CPU is, it takes CPU B offline (remove_cpu()) for the case
+ *    and brings it back when the case ends.
  *
  * The write counts use a hardware watchpoint (a wide perf breakpoint on
  * every CPU): each count is exact, not inferred from a value read later.
@@ -1093,7 +1101,7 @@ static __printf(5, 6) void sched_fair_test_match(struct sched_fair_test_check *c
 						 const char *name, long got, long want,
 						 const char *fmt, ...)
 {
-	char input[128];
+	char input[192];
 	va_list args;
 
 	c->checked++;
@@ -1547,33 +1555,53 @@ static void sched_fair_test_model_recompute_groups(struct kunit *test)
 }
 
 /*
- * Model of what sched_balance_newidle() leaves behind when it does not
- * balance: the two early returns and the exit that a skip shares with a
- * balance (its out: label), field by field.
+ * Model of what sched_balance_newidle() leaves behind, field by field,
+ * on each of its paths: the early returns, the skip, and the balance,
+ * which all leave through one exit (its out: label).
  *
  *  - A wakeup pending on the runqueue (ttwu_pending): return 0 at once,
  *    nothing else changes.
- *  - Otherwise idle_stamp becomes the runqueue's clock, and the balance
- *    is skipped when the runqueue has no base domain, when the indicator
- *    is clear, or when avg_idle is below the base domain's
- *    max_newidle_lb_cost. A skip returns 0 and leaves idle_stamp as it
- *    is; it moves next_balance earlier, never later, to the earlier of
- *    now + HZ and (with a base domain) that domain's last_balance plus
+ *  - Otherwise idle_stamp becomes the runqueue's clock. On a CPU that is
+ *    not active the function then returns 0, nothing else changes.
+ *  - The balance is skipped when the runqueue has no base domain, when
+ *    the indicator is clear, or when avg_idle is below the base domain's
+ *    max_newidle_lb_cost; the candidate next balance is then the earlier
+ *    of now + HZ and (with a base domain) that domain's last_balance plus
  *    its idle balance interval (balance_interval in jiffies, at least 1,
- *    at most max_load_balance_interval); and it asks for a refresh of the
- *    idle CPUs' blocked load (NOHZ_NEWILB_KICK on this CPU) iff avg_idle
- *    is at least sysctl_sched_migration_cost, nohz says some idle CPU
- *    has blocked load, and nohz.next_blocked has been reached.
- *  - Either way misfit_task_load is cleared where asymmetric capacity is
- *    active (update_misfit_status(NULL, rq)), and kept elsewhere.
+ *    at most max_load_balance_interval).
+ *  - A balance walks the CPU's domains from the base up, each adding its
+ *    next balance to the candidate; the cases make the first domain's
+ *    cost infinite, so the walk stops there without pulling. Afterwards
+ *    the runqueue decides the return value: 1 if it holds a CFS task
+ *    (pulled, or enqueued while the lock was dropped), and -1 where a
+ *    task of a higher class is there (SFT_NI_OTHER_RESTARTS; lines that
+ *    mark such an enqueue instead clear the mark before the lock is
+ *    dropped, so that a mark from before the balance does not count).
+ *  - The exit moves next_balance earlier, never later, to the candidate.
+ *    A nonzero return (or a skip, 0) then either clears idle_stamp (a
+ *    task to run) or asks for a refresh of the idle CPUs' blocked load
+ *    (NOHZ_NEWILB_KICK on this CPU) iff avg_idle is at least
+ *    sysctl_sched_migration_cost, nohz says some idle CPU has blocked
+ *    load, and nohz.next_blocked has been reached.
+ *  - On every path misfit_task_load is cleared where asymmetric capacity
+ *    is active (update_misfit_status(NULL, rq)), and kept elsewhere.
  *  - The runqueue lock is pinned again on return: lockdep checks that
  *    when the case unlocks, on a kernel with CONFIG_PROVE_LOCKING.
  */
 struct sched_fair_test_ni_in {
-	bool ttwu, has_sd, flag, has_blocked;
+	bool ttwu, inactive, has_sd, flag, has_blocked;
+	/* What the runqueue holds after a balance: a CFS task, another. */
+	bool cfs, other;
 	u64 avg_idle, cost;
 	/* In jiffies from now: next_balance, last_balance, next_blocked. */
 	long next, last, next_blocked;
+	unsigned int interval_ms;
+};
+
+/* The CPU's real base domain as the call found it (has: there is one). */
+struct sched_fair_test_ni_real {
+	bool has;
+	unsigned long last_balance;
 	unsigned int interval_ms;
 };
 
@@ -1582,53 +1610,80 @@ struct sched_fair_test_ni_out {
 	u64 idle_stamp;
 	unsigned long next_balance, misfit;
 	bool kick;
+	struct sched_fair_test_ni_real real;
 };
 
 /* What the fields hold before the call, to see whether it wrote them. */
 #define SFT_NI_STAMP	0x5a5a5a5aULL
 #define SFT_NI_MISFIT	0xa5a5UL
 
+/* A domain's next idle balance, as update_next_balance() takes it. */
+static unsigned long sched_fair_test_next_idle_balance(unsigned long last,
+						       unsigned int interval_ms)
+{
+	return last + clamp(msecs_to_jiffies(interval_ms), 1UL, max_load_balance_interval);
+}
+
 static void sched_fair_test_model_newidle(const struct sched_fair_test_ni_in *in,
+					  const struct sched_fair_test_ni_real *real,
 					  unsigned long now, u64 clock, bool asym,
 					  struct sched_fair_test_ni_out *o)
 {
-	unsigned long next = now + HZ, cand, interval;
+	unsigned long next = now + HZ, cand;
 
 	o->ret = 0;
 	o->misfit = asym ? 0 : SFT_NI_MISFIT;
-	if (in->ttwu) {
-		o->idle_stamp = SFT_NI_STAMP;
-		o->next_balance = now + in->next;
-		o->kick = false;
+	o->idle_stamp = in->ttwu ? SFT_NI_STAMP : clock;
+	o->next_balance = now + in->next;
+	o->kick = false;
+	if (in->ttwu || in->inactive)
 		return;
+	if (!in->has_sd || !in->flag || in->avg_idle < in->cost) {
+		if (in->has_sd) {
+			cand = sched_fair_test_next_idle_balance(now + in->last, in->interval_ms);
+			if (time_before(cand, next))
+				next = cand;
+		}
+	} else {
+		if (real->has) {
+			cand = sched_fair_test_next_idle_balance(real->last_balance,
+								 real->interval_ms);
+			if (time_before(cand, next))
+				next = cand;
+		}
+		if (in->other && SFT_NI_OTHER_RESTARTS)
+			o->ret = -1;
+		else if (in->cfs)
+			o->ret = 1;
 	}
-	o->idle_stamp = clock;
-	if (in->has_sd) {
-		interval = clamp(msecs_to_jiffies(in->interval_ms), 1UL,
-				 max_load_balance_interval);
-		cand = now + in->last + interval;
-		if (time_before(cand, next))
-			next = cand;
-	}
-	o->next_balance = time_before(next, now + in->next) ? next : now + in->next;
-	o->kick = IS_ENABLED(CONFIG_NO_HZ_COMMON) &&
-		  in->avg_idle >= sysctl_sched_migration_cost &&
-		  in->has_blocked && in->next_blocked <= 0;
+	if (time_before(next, o->next_balance))
+		o->next_balance = next;
+	if (o->ret)
+		o->idle_stamp = 0;
+	else
+		o->kick = IS_ENABLED(CONFIG_NO_HZ_COMMON) &&
+			  in->avg_idle >= sysctl_sched_migration_cost &&
+			  in->has_blocked && in->next_blocked <= 0;
 }
 
 /* Inputs whose jiffies or nohz state moved under the call, retried. */
 struct sched_fair_test_ni_run {
 	struct rq *rq;
 	struct sched_domain *sd;
-	unsigned int retries, unsettled;
+	/* A CPU that is not active (for in->inactive), or -1. */
+	int inactive_cpu;
+	/* walked: balanced inputs whose walk found the real base domain. */
+	unsigned int retries, unsettled, walked;
 };
 
 /*
- * One call on @r's runqueue, a fake on this CPU, interrupts off. The
- * CPU's real base domain gets an infinite max_newidle_lb_cost for the
- * call (this CPU alone writes it, and cannot now), so that a wrong gate
- * that balances stops at that domain before it pulls anything to the
- * fake. Returns false if jiffies or the nohz state changed meanwhile.
+ * One call on @r's runqueue, a fake on this CPU (or, for an inactive
+ * input, claiming to be that CPU), interrupts off. The CPU's real base
+ * domain gets an infinite max_newidle_lb_cost for the call (this CPU
+ * alone writes it, and cannot now), so that a balance stops at that
+ * domain before it pulls anything to the fake. Returns false if
+ * jiffies, the nohz state or that domain's balance times changed
+ * meanwhile.
  */
 static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
 					 const struct sched_fair_test_ni_in *in, u64 clock,
@@ -1646,7 +1701,7 @@ static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
 #endif
 
 	rq_lock_irqsave(rq, &rf);
-	cpu = smp_processor_id();
+	cpu = in->inactive ? r->inactive_cpu : smp_processor_id();
 	rq->cpu = cpu;
 	*now = jiffies;
 	rq->ttwu_pending = in->ttwu;
@@ -1656,15 +1711,19 @@ static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
 	rq->misfit_task_load = SFT_NI_MISFIT;
 	rq->clock = clock;
 	rq->clock_update_flags = RQCF_UPDATED;
+	sched_fair_test_ni_rq(rq, in->cfs, in->other);
 	r->sd->last_balance = *now + in->last;
 	r->sd->balance_interval = in->interval_ms;
 	r->sd->max_newidle_lb_cost = in->cost;
 	rcu_assign_pointer(rq->sd, in->has_sd ? r->sd : NULL);
 	rq->rd->SFT_RD_FLAG = in->flag;
-	real = rcu_dereference_sched(cpu_rq(cpu)->sd);
+	real = rcu_dereference_sched(cpu_rq(smp_processor_id())->sd);
+	o->real.has = real;
 	if (real) {
 		real_cost = real->max_newidle_lb_cost;
 		real->max_newidle_lb_cost = U64_MAX / 2;
+		o->real.last_balance = READ_ONCE(real->last_balance);
+		o->real.interval_ms = READ_ONCE(real->balance_interval);
 	}
 #ifdef CONFIG_NO_HZ_COMMON
 	old_has_blocked = READ_ONCE(nohz.SFT_NOHZ_HAS_BLOCKED);
@@ -1691,8 +1750,13 @@ static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
 #else
 	o->kick = false;
 #endif
-	if (real)
+	if (real) {
 		real->max_newidle_lb_cost = real_cost;
+		/* An idle balance run for this CPU by another (nohz) moved them. */
+		if (READ_ONCE(real->last_balance) != o->real.last_balance ||
+		    READ_ONCE(real->balance_interval) != o->real.interval_ms)
+			settled = false;
+	}
 	o->idle_stamp = rq->idle_stamp;
 	o->next_balance = rq->next_balance;
 	o->misfit = rq->misfit_task_load;
@@ -1700,14 +1764,38 @@ static bool sched_fair_test_newidle_call(struct sched_fair_test_ni_run *r,
 	return settled;
 }
 
+/* The path an input takes, as the model reads it; counted per case. */
+enum sched_fair_test_ni_path {
+	SFT_NI_PENDING, SFT_NI_INACTIVE, SFT_NI_SKIP,
+	SFT_NI_BALANCE_NONE, SFT_NI_BALANCE_TASK, SFT_NI_BALANCE_RESTART, SFT_NI_PATHS
+};
+
+static const char * const sched_fair_test_ni_paths[] = {
+	"wakeup pending", "CPU inactive", "skipped",
+	"balanced, returned 0", "balanced, returned 1", "balanced, returned -1",
+};
+
+static enum sched_fair_test_ni_path
+sched_fair_test_ni_path(const struct sched_fair_test_ni_in *in, int ret)
+{
+	if (in->ttwu)
+		return SFT_NI_PENDING;
+	if (in->inactive)
+		return SFT_NI_INACTIVE;
+	if (!in->has_sd || !in->flag || in->avg_idle < in->cost)
+		return SFT_NI_SKIP;
+	return ret > 0 ? SFT_NI_BALANCE_TASK : ret ? SFT_NI_BALANCE_RESTART : SFT_NI_BALANCE_NONE;
+}
+
 static void sched_fair_test_newidle_step(struct sched_fair_test_check *c,
 					 struct sched_fair_test_ni_run *r,
-					 const struct sched_fair_test_ni_in *in)
+					 const struct sched_fair_test_ni_in *in,
+					 unsigned int paths[SFT_NI_PATHS])
 {
 	struct sched_fair_test_ni_out got, want;
 	u64 clock = 1000000000ULL + sched_fair_test_rand(c, 0, 1U << 30);
 	unsigned long now;
-	char input[128];
+	char input[160];
 	int tries;
 
 	for (tries = 0; !sched_fair_test_newidle_call(r, in, clock, &now, &got); tries++) {
@@ -1718,11 +1806,15 @@ static void sched_fair_test_newidle_step(struct sched_fair_test_check *c,
 		}
 	}
 	c->inputs++;
-	sched_fair_test_model_newidle(in, now, clock, sched_asym_cpucap_active(), &want);
+	sched_fair_test_model_newidle(in, &got.real, now, clock, sched_asym_cpucap_active(),
+				      &want);
+	paths[sched_fair_test_ni_path(in, want.ret)]++;
+	if (got.real.has && sched_fair_test_ni_path(in, want.ret) >= SFT_NI_BALANCE_NONE)
+		r->walked++;
 	snprintf(input, sizeof(input),
-		 "ttwu %d sd %d flag %d avg_idle %llu cost %llu next %+ld last %+ld/%ums blocked %d/%+ld",
-		 in->ttwu, in->has_sd, in->flag, in->avg_idle, in->cost, in->next, in->last,
-		 in->interval_ms, in->has_blocked, in->next_blocked);
+		 "ttwu %d inactive %d sd %d flag %d avg_idle %llu cost %llu next %+ld last %+ld/%ums blocked %d/%+ld after cfs %d other %d",
+		 in->ttwu, in->inactive, in->has_sd, in->flag, in->avg_idle, in->cost, in->next,
+		 in->last, in->interval_ms, in->has_blocked, in->next_blocked, in->cfs, in->other);
 	sched_fair_test_match(c, "the return value", got.ret, want.ret, "%s", input);
 	sched_fair_test_match(c, "idle_stamp", got.idle_stamp, want.idle_stamp, "%s", input);
 	sched_fair_test_match(c, "next_balance - now", got.next_balance - now,
@@ -1740,13 +1832,51 @@ static unsigned int sched_fair_test_digit(unsigned int *v, unsigned int base)
 	return d;
 }
 
+/* The common part of the newly-idle cases: a fake runqueue and domain. */
+static void sched_fair_test_newidle_init(struct kunit *test, struct sched_fair_test_ni_run *r)
+{
+	if (housekeeping_enabled(HK_TYPE_TICK) || housekeeping_enabled(HK_TYPE_DOMAIN))
+		kunit_skip(test, "precondition: no CPU isolation (nohz_full= or isolcpus=)");
+	memset(r, 0, sizeof(*r));
+	r->rq = sched_fair_test_rq(test);
+	r->inactive_cpu = -1;
+	r->sd = kunit_kzalloc(test, sizeof(*r->sd) + cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->sd);
+	raw_spin_lock_init(&r->rq->__lock);
+#ifdef CONFIG_FAIR_GROUP_SCHED
+	/* An empty list of leaf cfs_rqs, for a line that refreshes this rq. */
+	INIT_LIST_HEAD(&r->rq->leaf_cfs_rq_list);
+	r->rq->tmp_alone_branch = &r->rq->leaf_cfs_rq_list;
+#endif
+}
+
+static void sched_fair_test_newidle_end(struct kunit *test, struct sched_fair_test_check *c,
+					struct sched_fair_test_ni_run *r,
+					const unsigned int paths[SFT_NI_PATHS])
+{
+	int i;
+
+	for (i = 0; i < SFT_NI_PATHS; i++)
+		if (paths[i])
+			kunit_info(test, "%s: %u inputs\n", sched_fair_test_ni_paths[i], paths[i]);
+	if (paths[SFT_NI_BALANCE_NONE] || paths[SFT_NI_BALANCE_TASK] ||
+	    paths[SFT_NI_BALANCE_RESTART])
+		kunit_info(test, "the walk met the CPU's base domain in %u of the balanced inputs\n",
+			   r->walked);
+	kunit_info(test, "%u calls retried (jiffies or the nohz state moved), %u inputs unsettled\n",
+		   r->retries, r->unsettled);
+	if (r->unsettled > c->inputs / 100)
+		kunit_skip(test, "precondition: %u of %u inputs never settled",
+			   r->unsettled, r->unsettled + c->inputs);
+	sched_fair_test_check_end(c);
+}
+
 /*
  * The skip's exit over every input that does not balance: a pending
  * wakeup, no base domain, the indicator clear, avg_idle short, crossed
  * with where next_balance, the domain's next balance and now + HZ lie,
- * and with the blocked-load state. The balance itself releases the lock
- * and walks the CPU's real domains, which a fake runqueue must not do;
- * the kselftests and the recompute cases test it.
+ * and with the blocked-load state. model_newidle_balance drives the
+ * inputs that balance.
  */
 static void sched_fair_test_model_newidle_skip(struct kunit *test)
 {
@@ -1760,16 +1890,13 @@ static void sched_fair_test_model_newidle_skip(struct kunit *test)
 	const unsigned int space = 2 * 2 * 2 * ARRAY_SIZE(avgs) * ARRAY_SIZE(costs) *
 		ARRAY_SIZE(nexts) * ARRAY_SIZE(lasts) * ARRAY_SIZE(intervals) * 2 *
 		ARRAY_SIZE(blocked);
-	struct sched_fair_test_ni_run r = { .rq = sched_fair_test_rq(test) };
-	struct sched_fair_test_ni_in in;
+	unsigned int paths[SFT_NI_PATHS] = {};
+	struct sched_fair_test_ni_in in = {};
+	struct sched_fair_test_ni_run r;
 	struct sched_fair_test_check c;
 	unsigned int idx, v;
 
-	if (housekeeping_enabled(HK_TYPE_TICK) || housekeeping_enabled(HK_TYPE_DOMAIN))
-		kunit_skip(test, "precondition: no CPU isolation (nohz_full= or isolcpus=)");
-	r.sd = kunit_kzalloc(test, sizeof(*r.sd) + cpumask_size(), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r.sd);
-	raw_spin_lock_init(&r.rq->__lock);
+	sched_fair_test_newidle_init(test, &r);
 	sched_fair_test_check_init(test, &c, "sched_balance_newidle, the skip's exit");
 	for (idx = 0; idx < space; idx++) {
 		v = idx;
@@ -1783,19 +1910,113 @@ static void sched_fair_test_model_newidle_skip(struct kunit *test)
 		in.interval_ms = intervals[sched_fair_test_digit(&v, ARRAY_SIZE(intervals))];
 		in.has_blocked = sched_fair_test_digit(&v, 2);
 		in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
-		/* Inputs that balance are not driven: see above. */
+		/* Inputs that balance are model_newidle_balance's. */
 		if (!in.ttwu && in.has_sd && in.flag && in.avg_idle >= in.cost)
 			continue;
-		sched_fair_test_newidle_step(&c, &r, &in);
+		sched_fair_test_newidle_step(&c, &r, &in, paths);
 		if (!(idx % 256))
 			cond_resched();
 	}
-	kunit_info(test, "%u calls retried (jiffies or the nohz state moved), %u inputs unsettled\n",
-		   r.retries, r.unsettled);
-	if (r.unsettled > c.inputs / 100)
-		kunit_skip(test, "precondition: %u of %u inputs never settled",
-			   r.unsettled, r.unsettled + c.inputs);
-	sched_fair_test_check_end(&c);
+	sched_fair_test_newidle_end(test, &c, &r, paths);
+}
+
+#ifdef CONFIG_HOTPLUG_CPU
+static void sched_fair_test_cpu_up(void *cpu)
+{
+	int err = add_cpu((long)cpu);
+
+	if (err)
+		pr_err("sched_fair_test: CPU %ld did not come back online: %d\n", (long)cpu, err);
+}
+#endif
+
+/*
+ * A CPU that is not active: a possible CPU that is not, else CPU B, taken
+ * offline for the case and brought back when it ends. -1 if there is
+ * none (one CPU, or no CPU hotplug).
+ */
+static int sched_fair_test_inactive_cpu(struct kunit *test)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (!cpu_active(cpu))
+			return cpu;
+#ifdef CONFIG_HOTPLUG_CPU
+	cpu = sched_fair_test_cpu_b();
+	if (cpu == sched_fair_test_cpu_a() || remove_cpu(cpu))
+		return -1;
+	if (sched_fair_test_defer(test, sched_fair_test_cpu_up, (void *)(long)cpu))
+		return -1;
+	if (!cpu_active(cpu))
+		return cpu;
+#endif
+	return -1;
+}
+
+/*
+ * The exit after a balance, and the inactive CPU's early return: every
+ * input that balances (a base domain, the indicator set, avg_idle at
+ * least its cost), with the runqueue holding after the balance nothing,
+ * a CFS task, a task of a higher class, or both, crossed with where
+ * next_balance lies and with the blocked-load state; then, on a CPU that
+ * is not active, inputs that would balance and that would skip.
+ */
+static void sched_fair_test_model_newidle_balance(struct kunit *test)
+{
+	static const long nexts[] = { -1, HZ / 2, 3 * HZ };
+	static const long blocked[] = { -1, 0, 1 };
+	const u64 mig = sysctl_sched_migration_cost;
+	/* avg_idle and cost pairs: at the cost, above it, either side of mig. */
+	const u64 pairs[][2] = { { mig / 2, mig / 2 }, { mig - 1, mig / 2 }, { mig, mig / 2 },
+				 { 2 * mig, 2 * mig }, { 4 * mig, 2 * mig } };
+	const unsigned int space = ARRAY_SIZE(pairs) * 4 * ARRAY_SIZE(nexts) * 2 *
+		ARRAY_SIZE(blocked);
+	unsigned int paths[SFT_NI_PATHS] = {};
+	struct sched_fair_test_ni_in in = {
+		.has_sd = true, .flag = true, .last = 2 * HZ, .interval_ms = 64,
+	};
+	struct sched_fair_test_ni_run r;
+	struct sched_fair_test_check c;
+	unsigned int idx, v, p;
+
+	sched_fair_test_newidle_init(test, &r);
+	sched_fair_test_check_init(test, &c, "sched_balance_newidle, the exit after a balance");
+	for (idx = 0; idx < space; idx++) {
+		v = idx;
+		p = sched_fair_test_digit(&v, ARRAY_SIZE(pairs));
+		in.avg_idle = pairs[p][0];
+		in.cost = pairs[p][1];
+		in.cfs = sched_fair_test_digit(&v, 2);
+		in.other = sched_fair_test_digit(&v, 2);
+		in.next = nexts[sched_fair_test_digit(&v, ARRAY_SIZE(nexts))];
+		in.has_blocked = sched_fair_test_digit(&v, 2);
+		in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
+		sched_fair_test_newidle_step(&c, &r, &in, paths);
+		if (!(idx % 64))
+			cond_resched();
+	}
+
+	r.inactive_cpu = sched_fair_test_inactive_cpu(test);
+	if (r.inactive_cpu < 0) {
+		kunit_info(test, "not driven: the inactive CPU's return (no CPU can be made inactive)\n");
+	} else {
+		in.inactive = true;
+		for (idx = 0; idx < 2 * 2 * ARRAY_SIZE(nexts) * ARRAY_SIZE(blocked); idx++) {
+			v = idx;
+			in.ttwu = sched_fair_test_digit(&v, 2);
+			in.flag = sched_fair_test_digit(&v, 2);
+			in.next = nexts[sched_fair_test_digit(&v, ARRAY_SIZE(nexts))];
+			in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
+			in.has_blocked = true;
+			in.avg_idle = 4 * mig;
+			in.cost = mig / 2;
+			in.cfs = false;
+			in.other = false;
+			sched_fair_test_newidle_step(&c, &r, &in, paths);
+		}
+	}
+	sched_fair_test_newidle_end(test, &c, &r, paths);
 }
 
 static struct kunit_case sched_fair_model_cases[] = {
@@ -1805,6 +2026,7 @@ static struct kunit_case sched_fair_model_cases[] = {
 	SFT_CASE_SLOW(model_recompute_classes),
 	SFT_CASE_SLOW(model_recompute_groups),
 	SFT_CASE_SLOW(model_newidle_skip),
+	SFT_CASE_SLOW(model_newidle_balance),
 	{}
 };
 
