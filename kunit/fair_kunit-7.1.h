@@ -66,7 +66,6 @@ static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
 	rq->cfs.h_nr_queued = cfs;
 	rq->nr_running = cfs + other;
 	rq->next_class = other ? &rt_sched_class : &fair_sched_class;
-	RCU_INIT_POINTER(rq->curr, current);
 	RCU_INIT_POINTER(rq->donor, current);
 #ifdef CONFIG_HAVE_SCHED_AVG_IRQ
 	rq->avg_irq.last_update_time = rq->clock;

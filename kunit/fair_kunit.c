@@ -1624,6 +1624,12 @@ static unsigned long sched_fair_test_next_idle_balance(unsigned long last,
 	return last + clamp(msecs_to_jiffies(interval_ms), 1UL, max_load_balance_interval);
 }
 
+/* The gate lets @in balance: a base domain, the indicator set, avg_idle >= cost. */
+static bool sched_fair_test_ni_gate_open(const struct sched_fair_test_ni_in *in)
+{
+	return in->has_sd && in->flag && in->avg_idle >= in->cost;
+}
+
 static void sched_fair_test_model_newidle(const struct sched_fair_test_ni_in *in,
 					  const struct sched_fair_test_ni_real *real,
 					  unsigned long now, u64 clock, bool asym,
@@ -1638,7 +1644,7 @@ static void sched_fair_test_model_newidle(const struct sched_fair_test_ni_in *in
 	o->kick = false;
 	if (in->ttwu || in->inactive)
 		return;
-	if (!in->has_sd || !in->flag || in->avg_idle < in->cost) {
+	if (!sched_fair_test_ni_gate_open(in)) {
 		if (in->has_sd) {
 			cand = sched_fair_test_next_idle_balance(now + in->last, in->interval_ms);
 			if (time_before(cand, next))
@@ -1782,7 +1788,7 @@ sched_fair_test_ni_path(const struct sched_fair_test_ni_in *in, int ret)
 		return SFT_NI_PENDING;
 	if (in->inactive)
 		return SFT_NI_INACTIVE;
-	if (!in->has_sd || !in->flag || in->avg_idle < in->cost)
+	if (!sched_fair_test_ni_gate_open(in))
 		return SFT_NI_SKIP;
 	return ret > 0 ? SFT_NI_BALANCE_TASK : ret ? SFT_NI_BALANCE_RESTART : SFT_NI_BALANCE_NONE;
 }
@@ -1794,6 +1800,7 @@ static void sched_fair_test_newidle_step(struct sched_fair_test_check *c,
 {
 	struct sched_fair_test_ni_out got, want;
 	u64 clock = 1000000000ULL + sched_fair_test_rand(c, 0, 1U << 30);
+	enum sched_fair_test_ni_path path;
 	unsigned long now;
 	char input[160];
 	int tries;
@@ -1808,8 +1815,9 @@ static void sched_fair_test_newidle_step(struct sched_fair_test_check *c,
 	c->inputs++;
 	sched_fair_test_model_newidle(in, &got.real, now, clock, sched_asym_cpucap_active(),
 				      &want);
-	paths[sched_fair_test_ni_path(in, want.ret)]++;
-	if (got.real.has && sched_fair_test_ni_path(in, want.ret) >= SFT_NI_BALANCE_NONE)
+	path = sched_fair_test_ni_path(in, want.ret);
+	paths[path]++;
+	if (got.real.has && path >= SFT_NI_BALANCE_NONE)
 		r->walked++;
 	snprintf(input, sizeof(input),
 		 "ttwu %d inactive %d sd %d flag %d avg_idle %llu cost %llu next %+ld last %+ld/%ums blocked %d/%+ld after cfs %d other %d",
@@ -1854,15 +1862,18 @@ static void sched_fair_test_newidle_end(struct kunit *test, struct sched_fair_te
 					struct sched_fair_test_ni_run *r,
 					const unsigned int paths[SFT_NI_PATHS])
 {
+	unsigned int balanced = 0;
 	int i;
 
-	for (i = 0; i < SFT_NI_PATHS; i++)
+	for (i = 0; i < SFT_NI_PATHS; i++) {
 		if (paths[i])
 			kunit_info(test, "%s: %u inputs\n", sched_fair_test_ni_paths[i], paths[i]);
-	if (paths[SFT_NI_BALANCE_NONE] || paths[SFT_NI_BALANCE_TASK] ||
-	    paths[SFT_NI_BALANCE_RESTART])
-		kunit_info(test, "the walk met the CPU's base domain in %u of the balanced inputs\n",
-			   r->walked);
+		if (i >= SFT_NI_BALANCE_NONE)
+			balanced += paths[i];
+	}
+	if (balanced)
+		kunit_info(test, "the walk met the CPU's base domain in %u of the %u balanced inputs\n",
+			   r->walked, balanced);
 	kunit_info(test, "%u calls retried (jiffies or the nohz state moved), %u inputs unsettled\n",
 		   r->retries, r->unsettled);
 	if (r->unsettled > c->inputs / 100)
@@ -1911,7 +1922,7 @@ static void sched_fair_test_model_newidle_skip(struct kunit *test)
 		in.has_blocked = sched_fair_test_digit(&v, 2);
 		in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
 		/* Inputs that balance are model_newidle_balance's. */
-		if (!in.ttwu && in.has_sd && in.flag && in.avg_idle >= in.cost)
+		if (!in.ttwu && sched_fair_test_ni_gate_open(&in))
 			continue;
 		sched_fair_test_newidle_step(&c, &r, &in, paths);
 		if (!(idx % 256))
@@ -2002,17 +2013,17 @@ static void sched_fair_test_model_newidle_balance(struct kunit *test)
 		kunit_info(test, "not driven: the inactive CPU's return (no CPU can be made inactive)\n");
 	} else {
 		in.inactive = true;
+		in.has_blocked = true;
+		in.avg_idle = 4 * mig;
+		in.cost = mig / 2;
+		in.cfs = false;
+		in.other = false;
 		for (idx = 0; idx < 2 * 2 * ARRAY_SIZE(nexts) * ARRAY_SIZE(blocked); idx++) {
 			v = idx;
 			in.ttwu = sched_fair_test_digit(&v, 2);
 			in.flag = sched_fair_test_digit(&v, 2);
 			in.next = nexts[sched_fair_test_digit(&v, ARRAY_SIZE(nexts))];
 			in.next_blocked = blocked[sched_fair_test_digit(&v, ARRAY_SIZE(blocked))];
-			in.has_blocked = true;
-			in.avg_idle = 4 * mig;
-			in.cost = mig / 2;
-			in.cfs = false;
-			in.other = false;
 			sched_fair_test_newidle_step(&c, &r, &in, paths);
 		}
 	}
