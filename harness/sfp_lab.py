@@ -27,13 +27,14 @@ import signal
 import subprocess
 import time
 
+import sfp_lava
 from sfp_lava import LavaRecord
 
 URL = "http://127.0.0.1:8000"
 IDENTITY = "sfp-lab"
 USER = "sfp-lab"
 WORKER = "sfp-worker"
-DEVICE_TYPE = "sfp-qemu"
+DEVICE_TYPE = sfp_lava.LAB_DEVICE_TYPE
 ETC = pathlib.Path("/etc/lava-server")
 DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
@@ -189,6 +190,23 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY) -> Submi
     info = json.loads(_run("lavacli", "-i", identity, "jobs", "show", out, "--json"))
     return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
                      info.get("failure_comment") or "", time.monotonic() - t0)
+
+
+def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path) -> tuple[int, list[str]]:
+    """Submit JOB (a boot of TIMEOUT_S seconds), wait for it, and check
+    its records against OUT/../console.log and guest.log: the status and
+    summary of sfp_lava.report, after a line naming the job."""
+    sub = submit(job, timeout_s + 300)
+    (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
+    head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
+            f"{sub.health}{', ' + sub.failure if sub.failure else ''} "
+            f"({sub.seconds:.0f} s from submission)")
+    rec = record(sub.job_id)
+    if sub.health != "Complete" and rec.job_result == "pass":
+        rec.job_result = "fail"
+        rec.job_error = sub.failure or f"job {sub.health.lower()}"
+    rc, lines = sfp_lava.report(rec, out.parent / "console.log", out.parent / "guest.log", out)
+    return rc, [head] + lines
 
 
 def record(job_id: str, identity: str = IDENTITY) -> LavaRecord:

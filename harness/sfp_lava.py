@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A boot as a LAVA job: its definition, its device, and its records.
 
-scripts/boot.sh boots through LAVA when BOOT_BACKEND=lava: the same
+`sfp boot` boots through LAVA when BOOT_BACKEND=lava: the same
 kernel, initramfs, command line and QEMU options as a direct boot go into
 a job definition (deploy to tmpfs, boot qemu, test monitors) and the
 rendered device configuration a dispatcher without a server needs, and
@@ -36,6 +36,8 @@ KUNIT_END = "sfp: guest .* up"
 GUEST_START = "sfp-begin:"
 GUEST_END = "sfp-done"
 RESULT_LINE = r"\b(?P<result>not ok|ok) \d+ "
+# The device type of the local lab's devices (sfp_lab, harness/lava/).
+LAB_DEVICE_TYPE = "sfp-qemu"
 
 
 def _timeout(seconds: int) -> dict:
@@ -111,6 +113,32 @@ def _monitor(namespace: str, name: str, start: str, end: str, case: str, timeout
                      "monitors": [{"name": name, "start": start, "end": end,
                                    "pattern": RESULT_LINE + f"(?P<test_case_id>{case})\\s",
                                    "fixupdict": {"ok": "pass", "not ok": "fail"}}]}}
+
+
+def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathlib.Path,
+              append: str, timeout_s: int, console: pathlib.Path, guest: pathlib.Path,
+              machine: list[str], server: bool = False, qemu: str = "qemu-system-x86_64") -> None:
+    """OUT/job.yaml (and, for lava-run, OUT/device.yaml) for one boot:
+    MACHINE's QEMU options, the console logged to CONSOLE and the guest's
+    port to GUEST. SERVER: a job for the lab's device type (sfp_lab),
+    which takes the options and the log directory from the job's context
+    and has no device file. ValueError for what cannot be a job."""
+    if timeout_s < 1:
+        raise ValueError("the timeout wants seconds, 1 or more")
+    out.mkdir(parents=True, exist_ok=True)
+    console, guest = console.resolve(), guest.resolve()
+    definition = job(name, str(kernel.resolve()), str(initrd.resolve()), append, timeout_s)
+    if server:
+        if console.parent != guest.parent or (console.name, guest.name) != ("console.log",
+                                                                            "guest.log"):
+            raise ValueError("a lab job wants DIR/console.log and DIR/guest.log")
+        definition["device_type"] = LAB_DEVICE_TYPE
+        definition["context"].update({"extra_options": machine, "sfp_dir": str(console.parent)})
+        write_yaml(out / "job.yaml", definition)
+        return
+    write_yaml(out / "job.yaml", definition)
+    write_yaml(out / "device.yaml", device(qemu, qemu_options(machine, str(console), str(guest)),
+                                           str(guest)))
 
 
 def write_yaml(path: pathlib.Path, obj: dict) -> None:
@@ -211,3 +239,36 @@ def lava_check(rec: LavaRecord, console: pathlib.Path, guest: pathlib.Path) -> l
             out.append(f"LAVA recorded {rec.count(definition)} {definition} results, the logs "
                        f"hold {n}")
     return out
+
+
+def boot_command(log: pathlib.Path) -> str:
+    """The QEMU command line lava-run logged ('' when none): to boot the
+    same guest by hand."""
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    for line in text.splitlines():
+        if '"Boot command: ' in line:
+            return line.split('"Boot command: ', 1)[1].rsplit('"', 1)[0].replace('\\"', '"')
+    return ""
+
+
+def report(rec: LavaRecord, console: pathlib.Path, guest: pathlib.Path,
+           out: pathlib.Path) -> tuple[int, list[str]]:
+    """LAVA's records into OUT/lava-results.tsv (rows of a results TSV),
+    checked against the logs: the status (0; 2 for a timed-out job; 1,
+    the cause in OUT/problem) and the summary's lines."""
+    status = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
+    with open(out / "lava-results.tsv", "w", encoding="utf-8") as f:
+        for definition, cases in rec.cases.items():
+            for case, result in cases:
+                f.write(f"lava\t{definition}\t{case}\t{status.get(result, 'ERROR')}\t\n")
+    counts = ", ".join(f"{d} {rec.count(d)}" for d in ("kunit", "guest"))
+    lines = [f"LAVA job: {rec.job_result}; results recorded: {counts}"]
+    if rec.job_result != "pass":
+        why = rec.job_error or (rec.errors[-1] if rec.errors else "no job result in the log")
+        (out / "problem").write_text(why + "\n", encoding="utf-8")
+        return (2 if rec.timed_out else 1), lines + [f"LAVA job failed: {why}"]
+    disagree = lava_check(rec, console, guest)
+    if disagree:
+        (out / "problem").write_text("; ".join(disagree) + "\n", encoding="utf-8")
+        return 1, lines + ["; ".join(disagree)]
+    return 0, lines + [f"LAVA's records agree with the logs ({counts})"]

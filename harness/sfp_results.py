@@ -14,7 +14,11 @@ import json
 import pathlib
 import re
 
-# What counts as a splat on a guest console (as scripts/lib.sh SPLAT_RE).
+# What counts as a splat on a guest console, for every boot (sfp boot,
+# and the shell scripts through 'sfp get splat-re'): a panic, an oops, a
+# WARN (lockdep's reports start with WARNING: too), a BUG (KASAN, soft
+# lockup), UBSAN, a general protection fault, a call trace, an RCU stall,
+# a hung task.
 SPLAT_RE = re.compile(r"Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|"
                       r"Call Trace:|detected stalls|blocked for more than")
 STATUSES = ("PASS", "FAIL", "SKIP", "ERROR")

@@ -680,7 +680,7 @@ def write_report(run, meta, topos, reps, stats, plots, data, levels):
     for key, label in (("version", "kernel source"), ("source", "source tarball"), ("commit_baseline", "baseline"),
                        ("commit_patched", "patched"), ("config", "config (both kernels)"), ("host_cpu", "host CPU"),
                        ("host_cpus", "host CPUs"), ("host_mem", "host memory"), ("host_os", "host OS"), ("qemu", "QEMU"),
-                       ("mem", "guest memory (MiB)"), ("newidle_features", "newly-idle sched features (-F)"), ("qemu_opts", "QEMU options"), ("append", "guest command line (added to scripts/boot.sh's own)"),
+                       ("mem", "guest memory (MiB)"), ("newidle_features", "newly-idle sched features (-F)"), ("qemu_opts", "QEMU options"), ("append", "guest command line (added to sfp boot's own)"),
                        ("perf", "perf in the guest"), ("retried", "boots retried after a failure (raw/*.failed)")):
         w(f"| {label} | {meta.get(key, '?')} |")
     w("")

@@ -49,7 +49,7 @@ Options:
              [default measure]
   -o DIR     output directory; must not hold an earlier run
              [default \$BUILD/bench/run-DATE-TIME; \$BUILD/bench/latest links it]
-  -Q OPTS    extra QEMU options for every boot (scripts/boot.sh -Q), e.g.
+  -Q OPTS    extra QEMU options for every boot (sfp boot -Q), e.g.
              "-icount shift=1,sleep=off" for instruction-counted guest
              time; see docs/bench/README.md for what that changes (the
              guest loses its LAPIC timer: periodic ticks only)
@@ -149,8 +149,8 @@ OUT=$(realpath "$OUT")
 # line, sched_verbose for the domains' debugfs files (max_newidle_lb_cost)
 # and RCU stall warnings off: under -icount, guest time once jumped 41 s in
 # a busy phase (clocksource watchdog: "Long readout interval") and RCU
-# printed a stall warning with a stack dump, which boot.sh counts as a
-# failure. (boot.sh's own command line has oops=panic: an oops ends the
+# printed a stall warning with a stack dump, which sfp boot counts as a
+# failure. (sfp boot's own command line has oops=panic: an oops ends the
 # boot.)
 f=$(kernel_kind_fragments bench "$BUILD/tree")
 CFGS=()
@@ -259,7 +259,7 @@ boot_once() {
 		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
 		"$ROOT/scripts/run.sh" -K bench -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
-		why=$(grep -m1 'boot.sh: error' "$log.boot" || tail -n 1 "$log.boot")
+		why=$(grep -m1 'sfp: error' "$log.boot" || tail -n 1 "$log.boot")
 		echo "boot failed ($why)"
 	elif ! grep -q '^sfp-end: sfp_bench rc=0' "$log/guest.log"; then
 		why=$(grep -m1 'sfp-bench error' "$log/guest.log" || echo 'see guest.log')

@@ -73,21 +73,16 @@ ccache_counts() {
 		END { printf "%d %d %d\n", h, m, f }' <<<"$st"
 }
 
-# What counts as a splat on a guest console, for every boot: a panic, an
-# oops, a WARN (lockdep's reports start with WARNING: too), a BUG (KASAN,
-# soft lockup), UBSAN, a general protection fault, a call trace, an RCU
-# stall, a hung task.
-SPLAT_RE='Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|Call Trace:|detected stalls|blocked for more than'
-
 # first_splat CONSOLE_LOG: the first splat line without its timestamp, or
-# nothing (also when the log is missing).
+# nothing (also when the log is missing). What counts as a splat is
+# defined once, in harness/sfp_results.py (sfp get splat-re).
 first_splat() {
-	grep -m1 -E "$SPLAT_RE" "$1" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true
+	grep -m1 -E "$(sfp get splat-re)" "$1" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true
 }
 
 # splat_context CONSOLE_LOG: the first splat and the 25 lines after it.
 splat_context() {
-	grep -m1 -A25 -E "$SPLAT_RE" "$1" 2>/dev/null || true
+	grep -m1 -A25 -E "$(sfp get splat-re)" "$1" 2>/dev/null || true
 }
 
 # The identity of every commit the harness makes in a work tree.

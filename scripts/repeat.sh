@@ -19,7 +19,7 @@ the pass/fail counts and the newly-idle attempts per idle entry that
 sched_fastpath_newidle measured (and how many of its control's partner
 wakeups were missed), then the failures per test case.
 Logs: DIR/BOOT (default DIR \$BUILD/logs/NAME-repeat; emptied first).
-Environment as for scripts/boot.sh. scripts/mutate.sh boots each variant
+Environment as for ./sfp boot. scripts/mutate.sh boots each variant
 through this script.
 
   -b BUSY  run BUSY busy loops ('yes >/dev/null') on the host while the

@@ -60,7 +60,7 @@ Outputs:
   \$BUILD/logs/NAME    console.log, guest.log, parsed results, report.txt
 
 Environment: BUILD ($BUILD), KSRC, SMP, TOPOLOGY, MEM, ACCEL, BOOT_TIMEOUT, APPEND,
-QEMU_OPTS, JOBS (see scripts/boot.sh --help and scripts/build-kernel.sh
+QEMU_OPTS, JOBS (see ./sfp boot --help and scripts/build-kernel.sh
 --help).
 EOF
 }
@@ -207,7 +207,7 @@ fi
 
 stage_start boot
 boot_rc=0
-"$ROOT/scripts/boot.sh" -k "$OBJ/arch/x86/boot/bzImage" -i "$OBJ/initramfs.cpio.gz" -l "$LOG" || boot_rc=$?
+"$ROOT/sfp" boot -k "$OBJ/arch/x86/boot/bzImage" -i "$OBJ/initramfs.cpio.gz" -l "$LOG" || boot_rc=$?
 stage_end
 
 # run_header: the report's first lines, what was built from what.

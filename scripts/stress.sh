@@ -118,7 +118,7 @@ stress_run() {
 		>"$log.out" 2>&1 || krc=$?
 	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1 || true)
 	failed=$(failed_cases "$log/results.tsv" | tr '\n' ' ')
-	splat=$(grep -m1 'boot.sh: error' "$log.out" || true)
+	splat=$(grep -m1 'sfp: error' "$log.out" || true)
 	say "$k: ${figures:-no figures}"
 	if [ -n "$splat" ]; then
 		say "$k: $splat"

@@ -59,10 +59,10 @@ watchdog_cases() {
 		hang=$(tiny_initrd hang '/bin/busybox sleep 100000')
 		panic=$(tiny_initrd panic 'exit 1')
 		t guest_hang_reported expect_error "guest hung" \
-			env BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			env BOOT_TIMEOUT=25 SMP=1 "$SFP" boot -k "$kimg" \
 			-i "$hang" -l "$CHK/logs-hang"
 		t guest_panic_reported expect_error "Kernel panic" \
-			env BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			env BOOT_TIMEOUT=120 SMP=1 "$SFP" boot -k "$kimg" \
 			-i "$panic" -l "$CHK/logs-panic"
 	else
 		printf 'project\tcheck\twatchdog\tFAIL\tno kernel was built\n' >>"$RESULTS"
@@ -72,7 +72,7 @@ watchdog_cases() {
 
 # lava_compare: the main job's kernel booted as a LAVA job (lava-run)
 # gives the same Result as its direct boot in main_job_cases, and LAVA's
-# own records agree with the logs (boot.sh checks that).
+# own records agree with the logs (sfp boot checks that).
 lava_compare() {
 	local direct
 	direct=$(kernel_logs "$BUILD" patched)
@@ -90,7 +90,7 @@ echo "sfp: guest tiny up" >/dev/console
 { echo "sfp-begin: probe"; echo "ok 1 sfp_lava_pass"; echo "not ok 2 sfp_lava_fail"
   echo "sfp-end: probe rc=1"; echo sfp-done; } >/dev/ttyS1
 /bin/busybox reboot -f')
-	BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" -i "$tap" \
+	BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$SFP" boot -k "$kimg" -i "$tap" \
 		-l "$CHK/logs-lava-tap" || return 1
 	grep -qxF "$(printf 'lava\tguest\tsfp_lava_fail\tFAIL\t')" "$CHK/logs-lava-tap/lava/lava-results.tsv" ||
 		{ echo "LAVA did not record the failed case"; return 1; }
@@ -118,13 +118,13 @@ lava_cases() {
 		hang=$(tiny_initrd hang '/bin/busybox sleep 100000')
 		panic=$(tiny_initrd panic 'exit 1')
 		t lava_hang_reported expect_error "guest hung: no power-off within 25s" \
-			env BOOT_BACKEND=lava BOOT_TIMEOUT=25 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			env BOOT_BACKEND=lava BOOT_TIMEOUT=25 SMP=1 "$SFP" boot -k "$kimg" \
 			-i "$hang" -l "$CHK/logs-lava-hang"
 		t lava_panic_reported expect_error "LAVA job failed: .*Kernel panic" \
-			env BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$ROOT/scripts/boot.sh" -k "$kimg" \
+			env BOOT_BACKEND=lava BOOT_TIMEOUT=120 SMP=1 "$SFP" boot -k "$kimg" \
 			-i "$panic" -l "$CHK/logs-lava-panic"
 		t lava_missing_initrd_refused expect_error "initramfs '$CHK/no-such.cpio.gz' not found" \
-			env BOOT_BACKEND=lava "$ROOT/scripts/boot.sh" -k "$kimg" \
+			env BOOT_BACKEND=lava "$SFP" boot -k "$kimg" \
 			-i "$CHK/no-such.cpio.gz" -l "$CHK/logs-lava-noinitrd"
 		t lava_failed_case_recorded lava_failed_case "$kimg"
 	fi

@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get line-env validate result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
+	for s in data get line-env validate boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
@@ -199,8 +199,8 @@ bad_variables() {
 		"$ROOT/scripts/bench.sh" -t "smp2 mesh" || rc=1
 	refused_row "sfp mutate nosuch" "unknown variant 'nosuch'" "$SFP" mutate nosuch || rc=1
 	refused_row "sfp mutate -k 0" "-k needs a number of boots" "$SFP" mutate -k 0 || rc=1
-	refused_row "BOOT_BACKEND=vm scripts/boot.sh" "-B wants qemu, lava or lava-server, not 'vm'" \
-		env BOOT_BACKEND=vm "$ROOT/scripts/boot.sh" -k "$ROOT/sfp" -i "$ROOT/sfp" -l "$CHK/logs-bad" || rc=1
+	refused_row "BOOT_BACKEND=vm sfp boot" "-B wants qemu, lava or lava-server, not 'vm'" \
+		env BOOT_BACKEND=vm "$SFP" boot -k "$ROOT/sfp" -i "$ROOT/sfp" -l "$CHK/logs-bad" || rc=1
 	cat "$CHK/bad-input.md"
 	return "$rc"
 }
@@ -300,7 +300,7 @@ scripts_cases() {
 	: >"$CHK/fake-bzImage"
 	: >"$CHK/fake-initrd"
 	t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
-		env PATH="$no_qemu" "$ROOT/scripts/boot.sh" \
+		env PATH="$no_qemu" "$SFP" boot \
 		-k "$CHK/fake-bzImage" -i "$CHK/fake-initrd" -l "$CHK/logs-x"
 	[ ! -d "$WT/.git" ] || t series_reproduces_source_mini_tree unchanged "$CHK/good" good
 

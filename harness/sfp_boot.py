@@ -1,0 +1,329 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a kernel and initramfs once, through one of the boot backends.
+
+A BootRequest (kernel, initramfs, log directory, vCPUs or a topology of
+sfp.toml, memory, timeout, accelerator, command line, QEMU options,
+backend) is checked whole before anything is written: files, numbers,
+the topology record, the accelerator, the backend and the programs it
+needs. boot() then runs the guest until it powers off and judges it
+from the files it left in the log directory:
+
+  console.log  ttyS0: the kernel log and KUnit's KTAP
+  guest.log    ttyS1: the TAP of the test programs in the initramfs
+  qemu.cmd     the QEMU command line, to boot the same guest by hand
+  qemu.log     QEMU's own output (direct boots)
+  boot.info    accel, vCPUs, topology, memory, wall time, backend
+  lava/        the job, device and LAVA's records (LAVA backends)
+
+Backends (BACKENDS): 'qemu' runs QEMU here; 'lava' runs the same boot
+as a LAVA job with lava-run (Debian's lava-dispatcher, as root) and
+checks LAVA's records of the cases against the logs; 'lava-server'
+submits the job with lavacli to the lab 'sfp lab up' started and waits
+for it. Every backend ends a boot in one of three ways (Ended): the
+guest powered off, it hung past the timeout, or the backend failed.
+
+The boot fails when the guest hung, the backend failed, the console
+shows a splat (sfp_results.SPLAT_RE: panic, oops, WARNING:, BUG:,
+UBSAN:, a general protection fault, a call trace, an RCU stall, a hung
+task) or the guest stopped before its tests finished (no sfp-done on
+its port).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from typing import Callable, Protocol
+
+import sfp_lab
+import sfp_lava
+import sfp_results
+from sfp_data import Data, DataError
+
+# oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
+# instead of leaving a dead guest to the timeout; it is a failure either way.
+# initramfs_async=0: unpack the initramfs before the built-in KUnit suites
+# run, so that its "Freeing initrd memory" line cannot land inside their
+# KTAP on the console (between a suite's "KTAP version 1" and its
+# "# Subtest:" it made kunit.py parse misnumber a suite).
+# tsc=reliable: no clocksource watchdog. Under TCG on a loaded host it
+# once found the TSC "skewed" against the HPET and switched the guest to
+# the HPET clocksource, where every clock read is an emulated MMIO access:
+# the newly-idle kselftest, which reads the clock in its spin loops, then
+# made no progress until the boot timeout.
+CMDLINE = "console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable"
+ACCELS = ("tcg", "kvm", "auto")
+BACKENDS = ("qemu", "lava", "lava-server")
+QEMU = "qemu-system-x86_64"
+KILL_AFTER = 10  # seconds between SIGTERM and SIGKILL, as timeout(1) -k 10
+KVM_PROBE_SECONDS = 30
+
+
+class BootRefused(Exception):
+    """A request that cannot work; the message is the one line the user sees."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BootRequest:
+    kernel: pathlib.Path
+    initrd: pathlib.Path
+    logdir: pathlib.Path
+    smp: int = 4
+    topology: str = ""
+    mem: int = 512
+    timeout: int = 600
+    accel: str = "tcg"
+    append: str = ""
+    qemu_opts: tuple[str, ...] = ()
+    backend: str = "qemu"
+    qemu: str = QEMU
+
+
+@dataclasses.dataclass(frozen=True)
+class Machine:
+    """A checked request's QEMU machine: what every backend boots."""
+    vcpus: int
+    topology_args: tuple[str, ...]
+
+    def args(self, req: BootRequest, accel: str) -> list[str]:
+        return ["-accel", accel, "-cpu", "max", *self.topology_args, "-m", str(req.mem),
+                "-nodefaults", "-display", "none", "-no-reboot", *req.qemu_opts]
+
+
+@dataclasses.dataclass(frozen=True)
+class Ended:
+    """How a backend's boot ended: 'off' (the guest powered off), 'hung'
+    (no power-off within the timeout) or 'failed' (NOTE says why; after
+    'off', what the backend has to say)."""
+    how: str
+    note: str = ""
+
+
+def _need(cmd: str, package: str) -> None:
+    if not shutil.which(cmd):
+        raise BootRefused(f"{cmd} not found: install the Debian package '{package}' "
+                          "(or run 'make setup' as root)")
+
+
+def check(req: BootRequest, data: Data) -> Machine:
+    """The request's machine, or BootRefused: nothing is written first."""
+    for what, path in (("kernel image", req.kernel), ("initramfs", req.initrd)):
+        if not path.is_file():
+            raise BootRefused(f"{what} '{path}' not found")
+    if req.smp < 1:
+        raise BootRefused(f"-s wants a number of vCPUs, not '{req.smp}'")
+    if req.timeout < 1:
+        raise BootRefused(f"-T wants seconds, not '{req.timeout}'")
+    if req.mem < 64:
+        raise BootRefused(f"-m wants a memory size in MiB (64 or more), not '{req.mem}'")
+    if req.accel not in ACCELS:
+        raise BootRefused(f"-a wants tcg, kvm or auto, not '{req.accel}'")
+    if req.backend not in BACKENDS:
+        raise BootRefused(f"-B wants qemu, lava or lava-server, not '{req.backend}'")
+    if req.accel == "auto" and req.backend != "qemu":
+        raise BootRefused("ACCEL=auto probes KVM with a direct boot: with the lava backend "
+                          "choose tcg or kvm")
+    if req.topology:
+        try:
+            topo = data.topology(req.topology)
+            machine = Machine(topo.vcpus, tuple(topo.qemu_args(req.mem)))
+        except DataError as e:
+            raise BootRefused(str(e)) from e
+    else:
+        machine = Machine(req.smp, ("-smp", str(req.smp)))
+    _need(req.qemu, "qemu-system-x86")
+    if req.backend == "lava":
+        _need("lava-run", "lava-dispatcher")
+        if os.geteuid() != 0:
+            raise BootRefused("the lava backend runs lava-run, which must run as root")
+    elif req.backend == "lava-server":
+        _need("lavacli", "lavacli")
+    return machine
+
+
+def _run_until(cmd: list[str], seconds: float, stdout: pathlib.Path,
+               stderr: pathlib.Path | None = None) -> int | None:
+    """Run CMD in a process group of its own; its exit status, or None
+    when SECONDS passed first (the group then gets SIGTERM and, after
+    KILL_AFTER seconds, SIGKILL, as timeout(1) does)."""
+    with open(stdout, "wb") as out, open(stderr or stdout, "ab") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err if stderr else subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            _kill(proc, signal.SIGTERM)
+            try:
+                proc.wait(timeout=KILL_AFTER)
+            except subprocess.TimeoutExpired:
+                _kill(proc, signal.SIGKILL)
+                proc.wait()
+            return None
+        except BaseException:
+            _kill(proc, signal.SIGKILL)
+            proc.wait()
+            raise
+
+
+def _kill(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+class Backend(Protocol):
+    # pylint: disable=too-few-public-methods
+    def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
+            console: pathlib.Path, guest: pathlib.Path) -> Ended:
+        """Boot MACHINE with CMDLINE, the console to CONSOLE and the
+        guest's port to GUEST, for at most SECONDS."""
+
+
+class QemuBackend:
+    """QEMU on this machine."""
+    # pylint: disable=too-few-public-methods
+
+    def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
+            console: pathlib.Path, guest: pathlib.Path) -> Ended:
+        cmd = [req.qemu, *machine, "-serial", f"file:{console}", "-serial", f"file:{guest}",
+               "-kernel", str(req.kernel), "-initrd", str(req.initrd), "-append", cmdline]
+        (req.logdir / "qemu.cmd").write_text(shlex.join(cmd) + "\n", encoding="utf-8")
+        log = req.logdir / "qemu.log"
+        rc = _run_until(cmd, seconds, log)
+        if rc is None:
+            return Ended("hung")
+        if rc:
+            head = log.read_text(encoding="utf-8", errors="replace")[:300].replace("\n", " ")
+            return Ended("failed", f"QEMU exited with status {rc} ({head})")
+        return Ended("off")
+
+
+class LavaBackend:
+    """The boot as a LAVA job: run by lava-run here, or (SERVER) submitted
+    to the local lab's server with lavacli."""
+    # pylint: disable=too-few-public-methods
+
+    def __init__(self, server: bool):
+        self.server = server
+
+    def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
+            console: pathlib.Path, guest: pathlib.Path) -> Ended:
+        d = req.logdir / "lava"
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        try:
+            sfp_lava.write_job(d, f"sched-fastpath {req.logdir.name}", req.kernel, req.initrd,
+                               cmdline, seconds, console, guest, machine, server=self.server,
+                               qemu=req.qemu)
+        except ValueError as e:
+            return Ended("failed", str(e))
+        if self.server:
+            try:
+                rc, lines = sfp_lab.run_job(d / "job.yaml", seconds, d)
+            except sfp_lab.LabError as e:
+                return Ended("failed", f"LAVA server: {e}")
+        else:
+            # lava-run has its own timeouts (the job's); this one is the backstop.
+            job_id = f"sfp-{os.getpid()}-{int(time.time())}"
+            ran = _run_until(["lava-run", "--job-id", job_id, "--output-dir", str(d / "tmp"),
+                              "--device", str(d / "device.yaml"), str(d / "job.yaml")],
+                             seconds + 300, d / "lava-run.out", d / "lava.log")
+            shutil.rmtree(d / "tmp", ignore_errors=True)
+            if ran is None:
+                return Ended("hung")
+            cmd = sfp_lava.boot_command(d / "lava.log")
+            if cmd:
+                (req.logdir / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
+            rc, lines = sfp_lava.report(sfp_lava.parse_log(d / "lava.log"), console, guest, d)
+        (d / "summary.txt").write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+        if rc == 2:
+            return Ended("hung")
+        if rc:
+            problem = (d / "problem").read_text(errors="replace") if (d / "problem").exists() \
+                else (lines[-1] if lines else "")
+            return Ended("failed", "LAVA job failed: " + " ".join(problem[:300].split()))
+        return Ended("off", lines[-1] if lines else "")
+
+
+def backend(name: str) -> Backend:
+    return QemuBackend() if name == "qemu" else LavaBackend(server=name == "lava-server")
+
+
+def judge(req: BootRequest, ended: Ended) -> str:
+    """What went wrong with the boot ('' when nothing did)."""
+    problem = ""
+    if ended.how == "hung":
+        problem = f"guest hung: no power-off within {req.timeout}s"
+    elif ended.how == "failed":
+        problem = ended.note
+    splats = sfp_results.first_splats(req.logdir / "console.log", limit=1)
+    if splats:
+        problem = f"{problem}; " * bool(problem) + f"kernel reported: {splats[0]}"
+    if not problem:
+        guest = req.logdir / "guest.log"
+        text = guest.read_text(encoding="utf-8", errors="replace") if guest.exists() else ""
+        if not any(ln.startswith("sfp-done") for ln in text.splitlines()):
+            problem = "guest stopped before its tests finished"
+    return problem
+
+
+def _cmdline(req: BootRequest, extra: str = "") -> str:
+    return " ".join(w for w in (CMDLINE, req.append, extra) if w)
+
+
+def _kvm_works(req: BootRequest, machine: Machine) -> bool:
+    """One direct boot under KVM, KVM_PROBE_SECONDS at most: did the guest come up?"""
+    probe = req.logdir / "kvm-probe.log"
+    QemuBackend().run(req, machine.args(req, "kvm"), _cmdline(req, "sfp.probe=1"),
+                      KVM_PROBE_SECONDS, probe, req.logdir / "kvm-probe-guest.log")
+    text = probe.read_text(encoding="utf-8", errors="replace") if probe.exists() else ""
+    return any(ln.startswith("sfp: guest") for ln in text.splitlines())
+
+
+def boot(req: BootRequest, data: Data, say: Callable[[str], None]) -> str:
+    """Boot REQ once: '' when the guest ran every test program and shut
+    down cleanly, else the problem (the console's last lines said)."""
+    machine = check(req, data)
+    req.logdir.mkdir(parents=True, exist_ok=True)
+    accel = req.accel
+    if accel == "auto":
+        accel = "tcg"
+        if os.access("/dev/kvm", os.W_OK):
+            say(f"probing KVM ({KVM_PROBE_SECONDS} s limit)")
+            if _kvm_works(req, machine):
+                accel = "kvm"
+            else:
+                say("KVM did not boot the guest; using TCG")
+    topo = f" ({req.topology})" if req.topology else ""
+    say(f"booting {req.kernel.name} under QEMU/{accel}, {machine.vcpus} vCPUs{topo}, "
+        f"{req.mem} MiB, timeout {req.timeout}s")
+    console, guest = req.logdir / "console.log", req.logdir / "guest.log"
+    console.write_bytes(b"")
+    guest.write_bytes(b"")
+    t0 = time.monotonic()
+    ended = backend(req.backend).run(req, machine.args(req, accel), _cmdline(req),
+                                     req.timeout, console, guest)
+    wall = int(time.monotonic() - t0)
+    (req.logdir / "boot.info").write_text(
+        f"accel={accel} smp={machine.vcpus} topology={req.topology or 'flat'} mem={req.mem} "
+        f"wall={wall}s backend={req.backend}\n", encoding="utf-8")
+    if ended.how == "off" and ended.note:
+        say(ended.note)
+    problem = judge(req, ended)
+    if not problem:
+        say(f"guest finished in {wall}s (logs: {req.logdir})")
+    return problem
+
+
+def last_lines(path: pathlib.Path, n: int = 25) -> str:
+    """The last N lines of a log, framed, for a failed boot's message."""
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    tail = "".join(ln + "\n" for ln in text.splitlines()[-n:])
+    return f"--- last lines of {path} ---\n{tail}---\n"
