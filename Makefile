@@ -57,7 +57,7 @@ setup:
 	scripts/setup.sh
 
 run: setup
-	scripts/run.sh
+	./sfp run
 
 check: setup
 	tests/check.sh

@@ -2,7 +2,7 @@
 """The wall time of a set of measured jobs on N workers, scheduled on paper.
 
 A run of `sfp mutate` leaves, per variant NAME, the build's log
-(OUT/NAME/build.out, with run.sh's '<== build: Ns' and '<== guest: Ns'
+(OUT/NAME/build.out, with sfp run's '<== build: Ns' and '<== guest: Ns'
 stage lines) and per boot its stage times (OUT/NAME/B/stage-times.tsv:
 boot and tests). As LAVA jobs each boot is one job, which can start once
 its variant's build has finished; builds are independent of each other.
@@ -29,7 +29,7 @@ class Job:
 
 
 def parse_build(build_out: pathlib.Path) -> float:
-    """Seconds run.sh --build-only spent: its tree, build and guest stages."""
+    """Seconds sfp run --build-only spent: its tree, build and guest stages."""
     try:
         text = build_out.read_text(errors="replace")
     except FileNotFoundError:

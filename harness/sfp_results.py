@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A boot's Result, read from the files a boot leaves in its log directory.
 
-scripts/run.sh writes, per boot: results.tsv (one row per test case:
+sfp run writes, per boot: results.tsv (one row per test case:
 source, suite, test, PASS|FAIL|SKIP|ERROR, note), stage-times.tsv,
 qemu.cmd, boot.info, console.log and guest.log. A Result holds what every
 table, verdict and count is computed from; `sfp result LOGDIR` prints it

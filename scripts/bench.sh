@@ -62,7 +62,7 @@ BENCH_BASELINE and BENCH_PATCHED (commits of the work tree to build as the
 two sides; default the branches 'baseline' and 'patched': e.g.
 BENCH_PATCHED=baseline shows what the smoke checks say of a kernel
 without the mechanisms).
-Both kernels are built and booted by scripts/run.sh (-r REF -n
+Both kernels are built and booted by ./sfp run (-r REF -n
 bench-baseline / bench-patched, then --boot-only per boot), in
 \$BUILD/wt/bench-KERNEL; a rebuild only compiles what changed. A boot
 that fails is retried once. docs/benchmark.md has the wall time of the
@@ -165,14 +165,14 @@ done
 install -m 755 "$ROOT/scripts/guest/sfp_bench.sh" "$B/bin/sfp_bench"
 stage_end
 
-# Each kernel is built by scripts/run.sh -r REF -n bench-KERNEL, in its own
+# Each kernel is built by ./sfp run -r REF -n bench-KERNEL, in its own
 # worktree laid out like the main tree, so ccache serves the second build
 # from the first; later runs only rebuild what changed.
 GUEST_OPTS=(-K bench -x "$B/bin/sfp_bench" -b "$B/bin/sfp_rr" -b "$B/bin/sfp_pool"
 	-b "$B/bin/sfp_writes" --perf)
 for k in baseline patched; do
 	stage_start "build $k (${REF[$k]})"
-	"$ROOT/scripts/run.sh" -r "${REF[$k]}" -n "bench-$k" "${GUEST_OPTS[@]}" --build-only ||
+	"$SFP" run -r "${REF[$k]}" -n "bench-$k" "${GUEST_OPTS[@]}" --build-only ||
 		die "building $k (${REF[$k]}) failed"
 	stage_end
 done
@@ -257,7 +257,7 @@ boot_once() {
 	local log=$3 why
 	TOPOLOGY=$2 MEM=$MEM BOOT_TIMEOUT=$((300 + 60 * DUR * ${VCPUS[$2]})) QEMU_OPTS=$QOPTS \
 		APPEND="$GUEST_APPEND sfp.offsets=${OFFS[$1]}" \
-		"$ROOT/scripts/run.sh" -K bench -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
+		"$SFP" run -K bench -r "${REF[$1]}" -n "bench-$1" --boot-only -l "$log" >"$log.boot" 2>&1 || true
 	if grep -q '^boot	' "$log/results.tsv" 2>/dev/null || [ ! -s "$log/results.tsv" ]; then
 		why=$(grep -m1 'sfp: error' "$log.boot" || tail -n 1 "$log.boot")
 		echo "boot failed ($why)"

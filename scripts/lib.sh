@@ -96,8 +96,9 @@ threeway() {
 	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
 }
 
-# The layout of a line's build directory B (BUILD), the one place it is
-# written: kernel NAME's logs, its worktree (a build from a ref, run.sh
+# The layout of a line's build directory B (BUILD), for the shell
+# scripts; harness/sfp_run.py has the same functions (its unit tests
+# check that the two agree): kernel NAME's logs, its worktree (a build from a ref, sfp run
 # -r) and its build directory (O=), two levels below that worktree's
 # source for a -r build, as B/obj/NAME is below B/tree (so that ccache's
 # base_dir at B gives every build the same relative paths).

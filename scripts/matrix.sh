@@ -36,7 +36,7 @@ checkout or tarball; without one, a row says so):
 These four need only the files the series touches, taken from the
 source. Then, for the newest and the oldest version of each line (the
 one source of a line without a package),
-the main job (scripts/run.sh: build, boot, KUnit, kselftests) on the
+the main job (./sfp run: build, boot, KUnit, kselftests) on the
 whole source (with THREEWAY_FROM where the checks needed a three-way
 merge), unless -n.
 
@@ -189,7 +189,7 @@ boot_version() {
 	stage_start "line $l, Linux $v: build, boot, tests"
 	! grep -q "^| $l | $v |.*3way" "$rows" || tw=$TOP/$l/tree
 	env -u LINE -u LINE_FROM KSRC="$src" BUILD="$M/build-$v" \
-		THREEWAY_FROM="$tw" "$ROOT/scripts/run.sh" >"$M/run-$v.log" 2>&1 || brc=$?
+		THREEWAY_FROM="$tw" "$SFP" run >"$M/run-$v.log" 2>&1 || brc=$?
 	logs=$(kernel_logs "$M/build-$v/$l" patched)
 	res=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/report.txt" 2>/dev/null || true)
 	[ "$brc" = 0 ] || rc=1

@@ -15,7 +15,7 @@ Two kernels from the work tree: 'unfixed' is 'base' (the source as it
 is, e.g. Debian's 6.12.117) and 'fixed' is base + the series' prerequisite
 patch (upstream e08d007f9d81), both with the benchmark's config
 (the fragments of kind race in sfp.toml [kinds]). Every kernel
-goes through scripts/run.sh.
+goes through ./sfp run.
 
 1. Deterministic: 'patched' (which carries the fix) and 'patched' with
    the fix reverse-applied, both with kernel-config/debug.config added
@@ -95,7 +95,7 @@ for k in unfixed fixed; do
 	[ "$k" = fixed ] || pargs=(-p "$OUT/unfix.patch")
 	log=$OUT/lockdep-$k
 	brc=0
-	"$ROOT/scripts/run.sh" -K debug -r patched "${pargs[@]}" -n debug \
+	"$SFP" run -K debug -r patched "${pargs[@]}" -n debug \
 		-x "$ROOT/scripts/guest/read_sched_debug.sh" >"$log.out" 2>&1 || brc=$?
 	cp "$(kernel_logs "$BUILD" debug)/console.log" "$log.console.log" 2>/dev/null || true
 	splat=$(first_splat "$log.console.log")
@@ -150,7 +150,7 @@ if [ -z "$LOCKDEP_ONLY" ]; then
 			brc=0
 			SMP=$VCPUS MEM=1024 BOOT_TIMEOUT=$((600 + 20 * DUR)) \
 				APPEND="sfp.racedur=$DUR${APPEND:+ $APPEND}" \
-				"$ROOT/scripts/run.sh" -K race -r base "${pargs[@]}" -n race \
+				"$SFP" run -K race -r base "${pargs[@]}" -n race \
 				-x "$ROOT/scripts/guest/sched_debug_race.sh" -b "$OUT/sfp_pool" >"$log.out" 2>&1 || brc=$?
 			cp "$(kernel_logs "$BUILD" race)/console.log" "$log.console.log" 2>/dev/null || true
 			cp "$(kernel_logs "$BUILD" race)/guest.log" "$log.guest.log" 2>/dev/null || true

@@ -10,10 +10,10 @@ usage() {
 	cat <<EOF
 Usage: $PROG [-b BUSY] [-o DIR] [N] [-- RUN-OPTIONS...]
 
-Build the kernel that scripts/run.sh RUN-OPTIONS names (default: the main
+Build the kernel that ./sfp run RUN-OPTIONS names (default: the main
 job's 'patched'; e.g. '-- -r baseline -n baseline' or
 '-- -r patched -p tests/mutants/6.12/no-newidle-gate.patch -n mutant') with
-run.sh --build-only, then boot it N times (default 10) with run.sh
+sfp run --build-only, then boot it N times (default 10) with sfp run
 --boot-only, and print per boot
 the pass/fail counts and the newly-idle attempts per idle entry that
 sched_fastpath_newidle measured (and how many of its control's partner
@@ -52,16 +52,16 @@ OUT=${OUT:-$(kernel_logs "$BUILD" "$NAME-repeat")}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-say "building (scripts/run.sh ${RUN_ARGS[*]})"
-"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --build-only >"$OUT/build.out" 2>&1 ||
-	die "scripts/run.sh ${RUN_ARGS[*]} --build-only failed (see $OUT/build.out)"
+say "building (./sfp run ${RUN_ARGS[*]})"
+"$SFP" run "${RUN_ARGS[@]}" --build-only >"$OUT/build.out" 2>&1 ||
+	die "./sfp run ${RUN_ARGS[*]} --build-only failed (see $OUT/build.out)"
 
 busy_start "$BUSY"
 
 printf '%-4s %-7s %-7s %-18s %-18s %-7s %s\n' boot passed failed "light load" "overload control" missed "root tg_load_avg (max over CPUs)"
 for i in $(seq 1 "$N"); do
 	log=$OUT/$i
-	"$ROOT/scripts/run.sh" "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
+	"$SFP" run "${RUN_ARGS[@]}" --boot-only -l "$log" >"$log.out" 2>&1 || true
 	pass=$(awk -F'\t' '$4 == "PASS"' "$log/results.tsv" 2>/dev/null | wc -l || true)
 	fail=$(failed_cases "$log/results.tsv" | wc -l)
 	[ -s "$log/results.tsv" ] || fail="no result"

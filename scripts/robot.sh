@@ -80,7 +80,7 @@ TABLE=${TABLE:-$OUT/table.md}
 JOBS=${JOBS:-$(($(nproc) + 1))}
 mkdir -p "$OUT" "$OBJTOP"
 rm -f "$OUT"/*.log "$OUT"/*.findings
-# The same relative layout as every -r build of scripts/run.sh (source
+# The same relative layout as every -r build of ./sfp run (source
 # two levels above the build directory), so ccache shares their objects.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(realpath "$BUILD")}
 

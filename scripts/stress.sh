@@ -20,7 +20,7 @@ then scripts/guest/stress.sh for the given time: stress-ng CPU
 offline/online, affinity churn and fork storms, hackbench, cgroup
 create/destroy with a task moved in and out, sched/debug and
 /proc/schedstat readers; then its invariants. Every kernel goes through
-scripts/run.sh (-n KIND: one worktree and build for both kernels).
+./sfp run (-n KIND: one worktree and build for both kernels).
 
 The host fails the run on any splat on the console (lockdep, KASAN,
 UBSAN, WARNING:, BUG:, RCU stall, hung task, oops) and prints it; the
@@ -113,7 +113,7 @@ stress_run() {
 	[ -z "${3:-}" ] || pargs+=("$3")
 	SMP=$VCPUS MEM=${MEM:-1024} BOOT_TIMEOUT=$((900 + 3 * SECS)) \
 		APPEND="sfp.stress=$SECS${APPEND:+ $APPEND}" \
-		"$ROOT/scripts/run.sh" -K "$KIND" -r "$k" "${pargs[@]}" -n "$KIND" -l "$log" \
+		"$SFP" run -K "$KIND" -r "$k" "${pargs[@]}" -n "$KIND" -l "$log" \
 		-x "$ROOT/scripts/guest/stress.sh" -d /usr/bin/stress-ng -d /usr/bin/hackbench \
 		>"$log.out" 2>&1 || krc=$?
 	figures=$(sed -n 's/^# sfp-stress //p' "$log/guest.log" 2>/dev/null | tr -d '\r' | head -n 1 || true)

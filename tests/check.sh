@@ -22,7 +22,7 @@ Run the project's whole test suite and end with 'N passed, N failed':
      kernel tree, dirty user tree, a tree where a patch is 'neither',
      missing package, QEMU not installed) gives a one-line error and leaves
      the user's tree (git status, HEAD) untouched;
-  3. the main job (scripts/run.sh) on every line checked in 1: build,
+  3. the main job (./sfp run) on every line checked in 1: build,
      boot, KUnit and kselftests in the guest;
   4. (--full) the robot checks (scripts/robot.sh --quick) on every line checked
      in 1: kernel/sched/ of each patch of the series on its own, of

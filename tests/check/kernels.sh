@@ -4,7 +4,7 @@ set -o pipefail # as in tests/check.sh, which sources this
 # tests/check.sh, stages 3 to 7: the cases that build and boot kernels.
 # Sourced; never run.
 
-# main_job_cases LINE: the main job (scripts/run.sh) on LINE. Its own
+# main_job_cases LINE: the main job (./sfp run) on LINE. Its own
 # stages (build, guest, boot, tests) print their wall times; its results
 # are merged into make check's, the source column saying the line.
 main_job_cases() {
@@ -13,13 +13,13 @@ main_job_cases() {
 	src=$(line_source "$l")
 	v=$(source_version "$src")
 	echo "==> main job, line $l: Linux $v from $src"
-	on_line "$l" "$ROOT/scripts/run.sh" || run_rc=$?
+	on_line "$l" "$SFP" run || run_rc=$?
 	logs=$(kernel_logs "$BUILD_TOP/$l" patched)
 	lres=$logs/results.tsv
 	if [ -s "$lres" ]; then
 		awk -F'\t' -v OFS='\t' -v l="$l" '{ $1 = l "/" $1; print }' "$lres" >>"$CHK/main-job.tsv"
 	else
-		printf '%s/project\trun\tmain_job\tFAIL\tscripts/run.sh exited %s before any test ran\n' "$l" "$run_rc" >>"$RESULTS"
+		printf '%s/project\trun\tmain_job\tFAIL\t./sfp run exited %s before any test ran\n' "$l" "$run_rc" >>"$RESULTS"
 	fi
 	sed "s/^/line $l: /" "$logs/stage-times.tsv" >>"$STAGE_TIMES" 2>/dev/null || true
 	printf 'main job, line %s\t%s\n' "$l" "$((EPOCHSECONDS - t0))" >>"$STAGE_TIMES"
@@ -76,7 +76,7 @@ watchdog_cases() {
 lava_compare() {
 	local direct
 	direct=$(kernel_logs "$BUILD" patched)
-	BOOT_BACKEND=lava "$ROOT/scripts/run.sh" --boot-only -l "$CHK/lava-main" || return 1
+	BOOT_BACKEND=lava "$SFP" run --boot-only -l "$CHK/lava-main" || return 1
 	cat "$CHK/lava-main/lava/summary.txt"
 	"$SFP" compare "$direct" "$CHK/lava-main"
 }

@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get line-env validate boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
+	for s in data get line-env validate run boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
@@ -121,7 +121,7 @@ ksrc_missing_keeps_report() {
 	mkdir -p "$logs"
 	echo "the last run's report" >"$logs/report.txt"
 	expect_error "KSRC=$CHK/nonexistent does not exist" env -u SFP_LINE_BUILD -u LINE \
-		BUILD="$b" KSRC="$CHK/nonexistent" "$ROOT/scripts/run.sh" || return 1
+		BUILD="$b" KSRC="$CHK/nonexistent" "$SFP" run || return 1
 	grep -qx "the last run's report" "$logs/report.txt" 2>/dev/null ||
 		{ echo "the last report was lost"; return 1; }
 	[ ! -e "$logs.prev" ] || { echo "the logs were moved"; return 1; }
@@ -156,16 +156,16 @@ refused_row() {
 	[ "$same" = yes ] || { echo "git status or $BUILD_TOP changed"; return 1; }
 }
 
-# refused_before_work PATTERN VAR=VALUE...: scripts/run.sh with those
+# refused_before_work PATTERN VAR=VALUE...: ./sfp run with those
 # variables stops with one error line matching PATTERN, and makes nothing
 # under its BUILD nor anywhere else.
 refused_before_work() {
 	local pat=$1 b=$CHK/build-bad
 	shift
 	rm -rf "$b"
-	refused_row "$* make" "$pat" env -u SFP_LINE_BUILD BUILD="$b" "$@" "$ROOT/scripts/run.sh" || return 1
+	refused_row "$* make" "$pat" env -u SFP_LINE_BUILD BUILD="$b" "$@" "$SFP" run || return 1
 	if [ -e "$b" ]; then
-		echo "run.sh made $b:"
+		echo "sfp run made $b:"
 		find "$b" | head -n 3
 		return 1
 	fi
@@ -190,7 +190,7 @@ bad_variables() {
 	refused_before_work "ACCEL=hvf: one of tcg, kvm, auto" ACCEL=hvf || rc=1
 	refused_before_work "BOOT_TIMEOUT=-5: a timeout" BOOT_TIMEOUT=-5 || rc=1
 	refused_before_work "JOBS=0: a number of build jobs" JOBS=0 || rc=1
-	refused_row "scripts/run.sh -K fast" "unknown kernel kind 'fast'" "$ROOT/scripts/run.sh" -K fast || rc=1
+	refused_row "./sfp run -K fast" "unknown kernel kind 'fast'" "$SFP" run -K fast || rc=1
 	refused_row "scripts/stress.sh -m abc" "-m wants a whole number of minutes > 0, not 'abc'" \
 		"$ROOT/scripts/stress.sh" -m abc || rc=1
 	refused_row "scripts/stress.sh -t sock4x2 (kind debug)" "kernel kind 'debug' is built without" \
@@ -227,7 +227,7 @@ scripts_cases() {
 	t sfp_unit_tests sfp_unit_tests
 	t sfp_data_loads "$SFP" data
 	t prose_counts_match_data "$SFP" prose
-	t bad_arguments_rejected expect_error "unknown argument" "$ROOT/scripts/run.sh" --bogus
+	t bad_arguments_rejected expect_error "unrecognized arguments: --bogus" "$SFP" run --bogus
 	t bench_bad_vcpus_rejected expect_error "unknown topology 'smp16'" "$ROOT/scripts/bench.sh" -s "2 16"
 	t bench_bad_topology_rejected expect_error "unknown topology 'mesh'" "$ROOT/scripts/bench.sh" -t "smp2 mesh"
 

@@ -1,0 +1,464 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The one path from a kernel tree to a verdict: build it, make the guest,
+boot it in QEMU, run every test inside, report. Every kernel the project
+builds and boots goes through here (`sfp run`; make, make mutate, bench,
+stress, race, matrix and make check call it).
+
+A Run is what the flags and the environment ask for, checked whole
+before anything is touched: the kind and topology records, the numbers
+(sfp_env.validate), the files it names, the tree, the name. Its stages,
+each timed into LOGDIR/stage-times.tsv:
+
+  tree   scripts/prepare-tree.sh makes or reuses $BUILD/tree; with -r the
+         ref is checked out in the git worktree $BUILD/wt/NAME/tree and
+         the -p patches applied there
+  build  scripts/build-kernel.sh with the fragments (-F, else the kind's,
+         else the defaults; then -f)
+  guest  scripts/build-guest.sh: the initramfs
+  boot   sfp boot (harness/sfp_boot.py)
+  tests  sfp report (harness/sfp_report.py): the header of what was built
+         from what, then every stream parsed, into LOGDIR/report.txt
+
+Without -t or -r the work tree $BUILD/tree is built as it is checked out
+(a developer edits it and runs again: the build is incremental). A tree
+given with -t is only read. The last run's logs of a name are kept as
+NAME.prev; a log directory given with -l is the caller's and is emptied.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, TextIO
+
+import sfp_boot
+import sfp_env
+import sfp_report
+import sfp_results
+import sfp_summary
+from sfp_data import ROOT, Data
+
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+WORKTREE_GIB = 2  # free space a new worktree and its build need
+
+
+class RunRefused(Exception):
+    """A run that cannot work; the message is the one line the user sees."""
+
+
+# The layout of a line's build directory B, as scripts/lib.sh writes it
+# for the shell scripts (kernel_logs, kernel_wt, kernel_obj): a -r build's
+# object directory is two levels below its worktree's source, as B/obj/NAME
+# is below B/tree, so that ccache's base_dir at B gives every build the
+# same relative paths.
+def kernel_logs(b: pathlib.Path, name: str) -> pathlib.Path:
+    return b / "logs" / name
+
+
+def kernel_wt(b: pathlib.Path, name: str) -> pathlib.Path:
+    return b / "wt" / name / "tree"
+
+
+def kernel_obj(b: pathlib.Path, name: str, ref: bool = False) -> pathlib.Path:
+    return b / "wt" / name / "obj" / name if ref else b / "obj" / name
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    line: str
+    build: pathlib.Path  # the line's build directory
+    name: str
+    kind: str = ""
+    tree: pathlib.Path | None = None  # -t: a tree only read
+    ref: str = ""  # -r: a commit of the work tree
+    patches: tuple[pathlib.Path, ...] = ()  # -p, then the kind's
+    fragments: tuple[pathlib.Path, ...] = ()  # -F (instead of the kind's or the defaults)
+    extra_fragments: tuple[pathlib.Path, ...] = ()  # -f
+    guest_args: tuple[str, ...] = ()  # scripts/build-guest.sh's -x, -b, -d, -p
+    logdir: pathlib.Path = pathlib.Path()
+    logdir_given: bool = False
+    build_only: bool = False
+    boot_only: bool = False
+    append: str = ""  # the kind's command line, then APPEND
+
+    @property
+    def obj(self) -> pathlib.Path:
+        return kernel_obj(self.build, self.name, ref=bool(self.ref))
+
+    @property
+    def worktree(self) -> pathlib.Path:
+        return kernel_wt(self.build, self.name)
+
+    def built_tree(self) -> pathlib.Path:
+        """The tree a boot-only run reads (the one an earlier run built)."""
+        if self.tree:
+            return self.tree
+        return self.worktree if self.ref else self.build / "tree"
+
+
+def is_kernel_tree(d: pathlib.Path) -> bool:
+    """A Linux source tree with the files the series touches."""
+    mk = d / "Makefile"
+    return mk.is_file() and (d / "kernel" / "sched" / "fair.c").is_file() and \
+        re.search(r"^PATCHLEVEL = ", mk.read_text(errors="replace"), re.M) is not None
+
+
+def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref: str = "",
+         patches: list[str] | None = None, name: str = "", fragments: list[str] | None = None,
+         extra_fragments: list[str] | None = None, guest_args: list[str] | None = None,
+         logdir: str = "", build_only: bool = False, boot_only: bool = False) -> Run:
+    """The Run the flags and ENV ask for, or RunRefused: nothing is touched."""
+    try:
+        choice = sfp_env.validate(data, env, kind=kind or None)
+    except sfp_env.InputError as e:
+        raise RunRefused(str(e)) from e
+    pats = [pathlib.Path(p).resolve() for p in patches or []]
+    append = env.get("APPEND", "")
+    if kind:
+        k = data.kind(kind)
+        pats += [ROOT / p for p in k.patches]
+        append = " ".join(a for a in (k.append, append) if a)
+    if tree and ref:
+        raise RunRefused("-t and -r exclude each other")
+    if boot_only and build_only:
+        raise RunRefused("--boot-only and --build-only exclude each other")
+    if pats and not ref:
+        raise RunRefused("-p needs -r (a tree given with -t is only read)")
+    frags = [pathlib.Path(f) for f in fragments or []]
+    xfrags = [pathlib.Path(f) for f in extra_fragments or []]
+    for f in pats + frags + xfrags:
+        if not f.is_file():
+            raise RunRefused(f"'{f}' not found")
+    t = None
+    if tree:
+        if not pathlib.Path(tree).is_dir():
+            raise RunRefused(f"kernel tree '{tree}' does not exist")
+        if not is_kernel_tree(pathlib.Path(tree)):
+            raise RunRefused(f"'{tree}' is not a kernel source tree")
+        t = pathlib.Path(tree).resolve()
+        name = name or t.name
+    if ref:
+        name = name or re.sub(r"[^A-Za-z0-9._-]", "-", ref)
+    name = name or "patched"
+    if not NAME_RE.match(name):
+        raise RunRefused(f"name '{name}' may only use letters, digits, '.', '_' and '-'")
+    b = choice.build
+    log = pathlib.Path(os.path.abspath(logdir)) if logdir else kernel_logs(b, name)
+    run = Run(line=choice.line, build=b, name=name, kind=kind, tree=t, ref=ref,
+              patches=tuple(pats), fragments=tuple(frags), extra_fragments=tuple(xfrags),
+              guest_args=tuple(guest_args or ()), logdir=log, logdir_given=bool(logdir),
+              build_only=build_only, boot_only=boot_only, append=append)
+    if boot_only and not ((run.obj / "arch/x86/boot/bzImage").is_file() and
+                          (run.obj / "initramfs.cpio.gz").is_file()):
+        raise RunRefused(f"--boot-only: nothing built for '{name}' in {run.obj} "
+                         "(run once without --boot-only)")
+    return run
+
+
+def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
+    """The config fragments a kernel of TREE gets: kernel-config/base.config
+    (what the harness needs), then what TREE's tests say they need in
+    their own files, where TREE has them: kernel/sched/tests/.kunitconfig
+    (the series' KUnit suites, with kernel-config/kunit.config to run
+    them at boot) and tools/testing/selftests/sched/config."""
+    out = [ROOT / "kernel-config" / "base.config"]
+    kconfig = tree / "lib" / "Kconfig.debug"
+    kunitconfig = tree / "kernel" / "sched" / "tests" / ".kunitconfig"
+    if kconfig.is_file() and re.search(r"^config SCHED_FAIR_KUNIT_TEST$",
+                                       kconfig.read_text(errors="replace"), re.M) \
+            and kunitconfig.is_file():
+        out += [kunitconfig, ROOT / "kernel-config" / "kunit.config"]
+    if list((tree / "tools" / "testing" / "selftests" / "sched").glob("sched_fastpath_*.c")):
+        out.append(tree / "tools" / "testing" / "selftests" / "sched" / "config")
+    return out
+
+
+def kind_fragments(data: Data, kind: str, tree: pathlib.Path) -> list[pathlib.Path]:
+    k = data.kind(kind)
+    return (default_fragments(tree) if k.default_fragments else []) + \
+        [ROOT / "kernel-config" / f for f in k.fragments]
+
+
+# --- the report's header: what was built from what ------------------------------
+
+def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> \
+        subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
+                          check=False, env=env)
+
+
+def wt_meta(tree: pathlib.Path, key: str) -> str:
+    """One value of the work tree's metadata (git notes under refs/notes/sfp)."""
+    rev = "refs/sfp/prepared" if key == "series" else "base"
+    out = _git(tree, "notes", "--ref=sfp", "show", rev).stdout
+    for ln in out.splitlines():
+        if ln.startswith(key + " "):
+            return ln[len(key) + 1:]
+    return ""
+
+
+def load_series(patches: pathlib.Path) -> list[tuple[pathlib.Path, str]]:
+    """The series file's patches and their roles (prereq, feature, test),
+    as scripts/series.sh load_series reads it."""
+    sfile = patches / "series"
+    if not sfile.is_file():
+        raise RunRefused(f"no series file at {sfile}")
+    role, out = "feature", []
+    for ln in sfile.read_text().splitlines():
+        for head, r in (("# prerequisites", "prereq"), ("# features", "feature"),
+                        ("# generated", "test")):
+            if ln.startswith(head):
+                role = r
+                break
+        else:
+            nm = "".join(ln.split("#", 1)[0].split())
+            if nm:
+                if not (patches / nm).is_file():
+                    raise RunRefused(f"patches/series names {nm}, which is not in {patches}")
+                out.append((patches / nm, role))
+    return out
+
+
+def in_rev(tree: pathlib.Path, rev: str, patch: pathlib.Path) -> bool:
+    """PATCH is in REV of TREE: it reverses cleanly there."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
+        return _git(tree, "read-tree", rev, env=env).returncode == 0 and \
+            _git(tree, "apply", "--cached", "--check", "-R", str(patch), env=env).returncode == 0
+
+
+def patch_states(tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
+    states = {("prereq", True): "prerequisite, in the source: skipped",
+              ("prereq", False): "prerequisite, not in the source: applied",
+              ("feature", True): "feature, in the source: backed out, re-applied",
+              ("feature", False): "feature, not in the source: applied"}
+    out = []
+    for p, role in load_series(patches):
+        state = "test: applied" if role == "test" else states[(role, in_rev(tree, "base", p))]
+        out.append(f"{p.name}\t{state}")
+    return out
+
+
+def has_sched_debug_race(tree: pathlib.Path) -> bool:
+    """TREE's avg_vruntime() writes cfs_rq state and print_cfs_rq() still
+    calls it after dropping the rq lock: it lacks upstream e08d007f9d81."""
+    def has(rel: str, text: str) -> bool:
+        p = tree / rel
+        return p.is_file() and text in p.read_text(errors="replace")
+    return has("kernel/sched/fair.c", "update_zero_vruntime(cfs_rq, delta)") and \
+        has("kernel/sched/debug.c", "SPLIT_NS(avg_vruntime(cfs_rq))")
+
+
+def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
+    out = [f"sched-fastpath run '{run.name}', {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+           f"  tree:    {tree}"]
+    src = wt_meta(tree, "source")
+    if src:
+        out.append(f"  source:  {src}")
+        out += [f"  patch:   {s}" for s in patch_states(tree, patches)]
+    if run.ref:
+        out.append(f"  ref:     {run.ref}" + "".join(f" + {p.name}" for p in run.patches))
+    release = run.obj / "include" / "config" / "kernel.release"
+    rel = release.read_text().strip() if release.is_file() else "unknown"
+    out.append(f"  version: {sfp_env.source_version(tree)} ({rel})")
+    head = _git(tree, "log", "-1", "--format=%h %s", "HEAD")
+    if head.returncode == 0 and head.stdout.strip():
+        edits = "" if _git(tree, "diff", "--quiet", "HEAD", "--").returncode == 0 \
+            else " + uncommitted edits"
+        out.append(f"  HEAD:    {head.stdout.strip()}{edits}")
+    frag = run.obj / "fragments.txt"
+    out.append("  config:  " + (frag.read_text() if frag.is_file() else ""))
+    if has_sched_debug_race(tree):
+        out += ["  WARNING: this tree lacks upstream e08d007f9d81 (patch 1 of the series): every",
+                "           read of sched/debug by the tests can corrupt the scheduler "
+                "(docs/background.md)"]
+    return out
+
+
+# --- the stages ---------------------------------------------------------------------
+
+class Stages:
+    """Wall-clock stage times: '==> NAME' and '<== NAME: Ns' on stderr, and
+    a row of LOGDIR/stage-times.tsv each."""
+
+    def __init__(self, tsv: pathlib.Path):
+        self.tsv = tsv
+        tsv.write_text("")
+
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        print(f"==> {name}", file=sys.stderr, flush=True)
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            dt = int(time.monotonic() - t0)
+            print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
+            with open(self.tsv, "a", encoding="utf-8") as f:
+                f.write(f"{name}\t{dt}\n")
+
+    def line(self) -> str:
+        rows = [ln.rpartition("\t") for ln in self.tsv.read_text().splitlines()]
+        return "stage times (wall):" + "".join(f" {n} {s}s" for n, _, s in rows)
+
+
+class _Tee:
+    def __init__(self, *streams: TextIO):
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+def free_gib(path: pathlib.Path) -> int:
+    while not path.exists():
+        path = path.parent
+    return shutil.disk_usage(path).free // (1 << 30)
+
+
+def _script(name: str, *args: str, env: dict[str, str]) -> None:
+    rc = subprocess.run([str(ROOT / "scripts" / name), *args], env=env, check=False).returncode
+    if rc:
+        raise RunFailed(f"scripts/{name} failed (exit {rc})", rc)
+
+
+class RunFailed(Exception):
+    """A stage failed; the scripts said why on stderr."""
+
+    def __init__(self, msg: str, status: int = 1):
+        super().__init__(msg)
+        self.status = status
+
+
+def prepare_logs(run: Run) -> None:
+    """The last run's logs of this name become NAME.prev (one generation);
+    a log directory given with -l is the caller's, and emptied."""
+    log = run.logdir
+    if not run.logdir_given and log.is_dir():
+        shutil.rmtree(log.with_name(log.name + ".prev"), ignore_errors=True)
+        log.rename(log.with_name(log.name + ".prev"))
+    elif log.is_dir() and not log.is_symlink():
+        shutil.rmtree(log)
+    elif log.exists() or log.is_symlink():
+        log.unlink()
+    run.obj.mkdir(parents=True, exist_ok=True)
+    log.mkdir(parents=True)
+
+
+def checkout_ref(run: Run, tree: pathlib.Path, say: Callable[[str], None]) -> pathlib.Path:
+    rev = _git(tree, "rev-parse", "-q", "--verify", f"{run.ref}^{{commit}}")
+    if rev.returncode:
+        raise RunRefused(f"the work tree {tree} has no commit '{run.ref}'")
+    rev_id = rev.stdout.strip()
+    wt = run.worktree
+    if not (wt / ".git").exists():
+        have = free_gib(run.build)
+        if os.environ.get("SFP_NO_SPACE_CHECK", "0") == "0" and have < WORKTREE_GIB:
+            raise RunRefused(
+                f"a worktree and its build needs about {WORKTREE_GIB} GiB free where "
+                f"{run.build} is; there are {have} GiB: free some, or point BUILD= elsewhere; "
+                "SFP_NO_SPACE_CHECK=1 runs anyway")
+        _git(tree, "worktree", "prune")
+        say(f"checking out {run.ref} at {wt} (a git worktree of {tree})")
+        if _git(tree, "worktree", "add", "-q", "--detach", str(wt), rev_id).returncode:
+            raise RunFailed(f"git worktree add {wt} failed")
+    # Only the files that differ are rewritten: the build stays incremental.
+    for args in (("checkout", "-q", "-f", "--detach", rev_id), ("clean", "-q", "-fdx")):
+        r = _git(wt, *args)
+        if r.returncode:
+            raise RunFailed(f"git {args[0]} in {wt}: {r.stderr.strip()}")
+    for p in run.patches:
+        r = _git(wt, "apply", str(p))
+        if r.returncode:
+            sys.stderr.write(r.stderr)
+            raise RunRefused(f"{p.name} does not apply to {run.ref}")
+        say(f"applied {p.name} on {run.ref}")
+    return wt
+
+
+def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
+    """Run's stages; the exit status (0: every case passed)."""
+    prepare_logs(run)
+    stages = Stages(run.logdir / "stage-times.tsv")
+    child = dict(env, LINE=run.line, BUILD=str(run.build), SFP_LINE_BUILD=str(run.build),
+                 STAGE_TIMES=str(stages.tsv))
+    tree = run.built_tree() if run.boot_only else run.tree
+    if tree is None:
+        with stages.stage("tree"):
+            _script("prepare-tree.sh", env=child)
+            tree = run.build / "tree"
+            if run.ref:
+                tree = checkout_ref(run, tree, say)
+    if not run.boot_only:
+        with stages.stage("build"):
+            frags = list(run.fragments) or (kind_fragments(data, run.kind, tree) if run.kind
+                                            else default_fragments(tree))
+            fargs = [a for f in frags + list(run.extra_fragments) for a in ("-f", str(f))]
+            _script("build-kernel.sh", "-t", str(tree), "-o", str(run.obj), *fargs, env=child)
+            (run.obj / "fragments.txt").write_text(
+                "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
+        with stages.stage("guest"):
+            _script("build-guest.sh", "-k", str(run.obj), "-t", str(tree), "-o",
+                    str(run.obj / "initramfs.cpio.gz"), *run.guest_args, env=child)
+    if run.build_only:
+        say(f"built {run.obj}/arch/x86/boot/bzImage and {run.obj}/initramfs.cpio.gz")
+        return 0
+
+    with stages.stage("boot"):
+        req = boot_request(run, env)
+        try:
+            problem = sfp_boot.boot(req, data, say)
+        except sfp_boot.BootRefused as e:
+            raise RunRefused(str(e)) from e
+        if problem:
+            sys.stderr.write(sfp_boot.last_lines(req.logdir / "console.log"))
+            print(f"sfp: error: {problem}", file=sys.stderr, flush=True)
+
+    report = run.logdir / "report.txt"
+    patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / run.line)
+    with stages.stage("tests"), open(report, "w", encoding="utf-8") as rep, \
+            contextlib.redirect_stdout(_Tee(sys.stdout, rep)):
+        print("\n".join(header(run, tree, patches)))
+        try:
+            rep_rc = sfp_report.report(run.logdir, tree, run.obj)
+        except sfp_report.ReportError as e:
+            print(f"sfp: error: {e}", file=sys.stderr, flush=True)
+            rep_rc = 1
+        sys.stdout.flush()
+    with open(report, "a", encoding="utf-8") as rep:
+        for out in (sys.stdout, rep):
+            print("\n" + stages.line(), file=out)
+    say(f"report: {report}")
+    if problem:
+        # The guest did not finish cleanly: count that, whatever ran before.
+        with open(run.logdir / "results.tsv", "a", encoding="utf-8") as f:
+            f.write(f"boot\tboot\t(guest run)\tFAIL\tsee {run.logdir}/console.log\n")
+        text, _ = sfp_summary.render("Results, with the failed guest run",
+                                     sfp_results.read_tsv(run.logdir / "results.tsv"))
+        print(text.splitlines()[-1])
+        return 1
+    return rep_rc
+
+
+def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
+    """The boot of RUN's kernel, with the settings of ENV (sfp boot's variables)."""
+    return sfp_boot.BootRequest(
+        kernel=run.obj / "arch/x86/boot/bzImage", initrd=run.obj / "initramfs.cpio.gz",
+        logdir=run.logdir, smp=int(env.get("SMP") or 4), topology=env.get("TOPOLOGY", ""),
+        mem=int(env.get("MEM") or 512), timeout=int(env.get("BOOT_TIMEOUT") or 600),
+        accel=env.get("ACCEL") or "tcg", append=run.append,
+        qemu_opts=tuple((env.get("QEMU_OPTS") or "").split()),
+        backend=env.get("BOOT_BACKEND") or "qemu")

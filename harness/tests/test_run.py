@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp run: a Run planned from flags and environment and refused before
+anything is touched; the build layout; the fragments a tree gets; the
+series' roles; the logs of the last run kept, a given log directory
+emptied; the stage times."""
+import contextlib
+import io
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_data  # noqa: E402
+import sfp_run  # noqa: E402
+
+ROOT = sfp_data.ROOT
+
+
+def kernel_tree(d: pathlib.Path, kunit: bool = True, selftests: bool = True) -> pathlib.Path:
+    (d / "kernel" / "sched").mkdir(parents=True)
+    (d / "kernel" / "sched" / "fair.c").write_text("")
+    (d / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 3\nEXTRAVERSION =\n")
+    if kunit:
+        (d / "lib").mkdir()
+        (d / "lib" / "Kconfig.debug").write_text("config SCHED_FAIR_KUNIT_TEST\n")
+        (d / "kernel" / "sched" / "tests").mkdir()
+        (d / "kernel" / "sched" / "tests" / ".kunitconfig").write_text("CONFIG_KUNIT=y\n")
+    if selftests:
+        st = d / "tools" / "testing" / "selftests" / "sched"
+        st.mkdir(parents=True)
+        (st / "sched_fastpath_newidle.c").write_text("")
+        (st / "config").write_text("")
+    return d
+
+
+class Plan(unittest.TestCase):
+    def setUp(self):
+        self.d = sfp_data.load()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.t = pathlib.Path(self.tmp.name)
+        self.env = {"BUILD": str(self.t / "build"), "LINE": "6.12"}
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plan(self, env=None, **kw):
+        return sfp_run.plan(self.d, dict(self.env, **(env or {})), **kw)
+
+    def refused(self, msg, env=None, **kw):
+        with self.assertRaisesRegex(sfp_run.RunRefused, msg):
+            self.plan(env, **kw)
+        self.assertFalse((self.t / "build").exists(), "a refused run wrote its build directory")
+
+    def test_refusals(self):
+        self.refused("unknown kernel kind 'fast'", kind="fast")
+        self.refused("SMP=abc: a number of vCPUs", env={"SMP": "abc"})
+        self.refused("-t and -r exclude each other", tree=str(self.t), ref="patched")
+        self.refused("--boot-only and --build-only exclude each other", boot_only=True,
+                     build_only=True)
+        self.refused(r"-p needs -r", patches=[str(ROOT / "sfp")])
+        self.refused(r"-p needs -r", kind="debug")  # its hook is a patch
+        self.refused("'.*nope.patch' not found", ref="patched", patches=[str(self.t / "nope.patch")])
+        self.refused("'nope.config' not found", extra_fragments=["nope.config"])
+        self.refused("kernel tree '.*nope' does not exist", tree=str(self.t / "nope"))
+        self.refused("is not a kernel source tree", tree=str(self.t))
+        self.refused("name 'a b' may only use", name="a b")
+        self.refused("--boot-only: nothing built for 'patched'", boot_only=True)
+
+    def test_names_and_layout(self):
+        b = self.t / "build" / "6.12"
+        r = self.plan(ref="origin/base")
+        self.assertEqual((r.name, r.obj, r.worktree, r.logdir),
+                         ("origin-base", b / "wt/origin-base/obj/origin-base",
+                          b / "wt/origin-base/tree", b / "logs/origin-base"))
+        r = self.plan()
+        self.assertEqual((r.name, r.obj, r.built_tree()), ("patched", b / "obj/patched", b / "tree"))
+        tree = kernel_tree(self.t / "linux-x")
+        r = self.plan(tree=str(tree), logdir="rel/logs")
+        self.assertEqual((r.name, r.tree, r.logdir_given), ("linux-x", tree, True))
+        self.assertTrue(r.logdir.is_absolute())
+
+    def test_kind(self):
+        r = self.plan(kind="debug", ref="patched", patches=[str(ROOT / "sfp")],
+                      env={"APPEND": "sfp.x=1"})
+        kind = self.d.kind("debug")
+        self.assertEqual(r.patches, (ROOT / "sfp",) + tuple(ROOT / p for p in kind.patches))
+        self.assertEqual(r.append, f"{kind.append} sfp.x=1")
+        tree = kernel_tree(self.t / "tree")
+        self.assertEqual(sfp_run.kind_fragments(self.d, "debug", tree)[-1],
+                         ROOT / "kernel-config" / "debug.config")
+        self.assertEqual(sfp_run.kind_fragments(self.d, "bench", tree)[0],
+                         ROOT / "kernel-config" / "base.config")
+
+    def test_default_fragments(self):
+        full = kernel_tree(self.t / "full")
+        self.assertEqual(sfp_run.default_fragments(full), [
+            ROOT / "kernel-config/base.config", full / "kernel/sched/tests/.kunitconfig",
+            ROOT / "kernel-config/kunit.config", full / "tools/testing/selftests/sched/config"])
+        bare = kernel_tree(self.t / "bare", kunit=False, selftests=False)
+        self.assertEqual(sfp_run.default_fragments(bare), [ROOT / "kernel-config/base.config"])
+
+
+class Layout(unittest.TestCase):
+    def test_same_as_the_shell_scripts(self):
+        """scripts/lib.sh's kernel_logs, kernel_wt and kernel_obj."""
+        b = pathlib.Path("/b/6.12")
+        out = subprocess.run(
+            ["bash", "-c", f". {ROOT}/scripts/lib.sh; kernel_logs {b} n; kernel_wt {b} n; "
+             f"kernel_obj {b} n; kernel_obj {b} n ref"],
+            capture_output=True, text=True, check=True, env=dict(os.environ, LINE="6.12"))
+        self.assertEqual(out.stdout.split(), [str(p) for p in (
+            sfp_run.kernel_logs(b, "n"), sfp_run.kernel_wt(b, "n"), sfp_run.kernel_obj(b, "n"),
+            sfp_run.kernel_obj(b, "n", ref=True))])
+
+
+class Series(unittest.TestCase):
+    def test_roles(self):
+        got = sfp_run.load_series(ROOT / "patches" / "6.12")
+        roles = [r for _, r in got]
+        self.assertEqual(roles, sorted(roles, key=["prereq", "feature", "test"].index))
+        self.assertEqual(roles.count("feature"), 2)
+        self.assertIn("test", roles)
+        self.assertTrue(all(p.is_file() for p, _ in got))
+
+    def test_missing_patch(self):
+        with tempfile.TemporaryDirectory() as d:
+            (pathlib.Path(d) / "series").write_text("# features\n0001-x.patch\n")
+            with self.assertRaisesRegex(sfp_run.RunRefused, "names 0001-x.patch, which is not"):
+                sfp_run.load_series(pathlib.Path(d))
+
+
+class Logs(unittest.TestCase):
+    def setUp(self):
+        self.d = sfp_data.load()
+        self.tmp = tempfile.TemporaryDirectory()
+        self.t = pathlib.Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_(self, **kw):
+        return sfp_run.plan(self.d, {"BUILD": str(self.t / "build"), "LINE": "6.12"}, **kw)
+
+    def test_last_run_kept(self):
+        r = self.run_()
+        r.logdir.mkdir(parents=True)
+        (r.logdir / "report.txt").write_text("last")
+        sfp_run.prepare_logs(r)
+        prev = r.logdir.with_name("patched.prev")
+        self.assertEqual((prev / "report.txt").read_text(), "last")
+        self.assertEqual(list(r.logdir.iterdir()), [])
+
+    def test_given_logdir_emptied(self):
+        log = self.t / "mine"
+        log.mkdir()
+        (log / "old").write_text("x")
+        r = self.run_(logdir=str(log))
+        sfp_run.prepare_logs(r)
+        self.assertEqual(list(log.iterdir()), [])
+        self.assertFalse(log.with_name("mine.prev").exists())
+
+    def test_stage_times(self):
+        st = sfp_run.Stages(self.t / "stage-times.tsv")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            with st.stage("build"):
+                pass
+            with self.assertRaises(RuntimeError):
+                with st.stage("boot"):
+                    raise RuntimeError
+        self.assertEqual(err.getvalue(), "==> build\n<== build: 0s\n==> boot\n<== boot: 0s\n")
+        self.assertEqual(st.line(), "stage times (wall): build 0s boot 0s")
+
+
+if __name__ == "__main__":
+    unittest.main()
