@@ -99,7 +99,7 @@ unit:
 N ?= 10
 BUSY ?= 0
 repeat:
-	scripts/repeat.sh -b $(BUSY) $(N)
+	./sfp repeat -b $(BUSY) $(N)
 
 BOOTS ?= 4
 RACE_SECONDS ?= 60

@@ -280,27 +280,9 @@ busy_stop() {
 # newidle_figures GUEST.LOG: the newly-idle kselftest's figures of each of
 # its runs in a guest log, one line per run: light load, overload control
 # (attempts per idle entry, attempts/idle entries) and the control's missed
-# partner wakeups.
+# partner wakeups (sfp figures --help).
 newidle_figures() {
-	{ tr -d '\r' <"$1" 2>/dev/null || true; } | awk '
-		function flush() {
-			if (light != "" || ctrl != "")
-				printf "%s\t%s\t%s\n", light != "" ? light : "-", ctrl != "" ? ctrl : "-", late != "" ? late : "-"
-			light = ctrl = late = ""
-		}
-		/light load: [0-9]+ newly-idle balance attempts/ {
-			# a second try of the same run: listed after the first
-			if (ctrl != "") flush()
-			prefix = light != "" ? light "," : ""
-			for (i = 1; i <= NF; i++) if ($i == "=") light = prefix $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
-		}
-		/overload control: [0-9]+ newly-idle balance attempts/ {
-			for (i = 1; i <= NF; i++) if ($i == "=") ctrl = $(i + 1) " (" $(i - 8) "/" $(i - 3) ")"
-		}
-		/overload control: [0-9]+ wakeups of a partner/ {
-			for (i = 1; i <= NF; i++) if ($i == "wakeups") late = $(i - 1)
-		}
-		END { flush() }'
+	sfp figures "$1"
 }
 
 # Kinds of kernel and guest topologies: records of sfp.toml. Each helper

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp repeat's reading of a guest log: the newly-idle kselftest's
+figures per run (as scripts/lib.sh's awk read them before) and the
+largest root tg_load_avg."""
+import pathlib
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_repeat  # noqa: E402
+
+P = "# # sched_fastpath_newidle.c:402:"
+LOG = f"""{P}light_load_skips_balance:light load: 2 newly-idle balance attempts / 354 idle entries = 0.005\r
+{P}light_load_skips_balance:light load: 2 of 4 CPUs loaded, schedstat version 16\r
+{P}overload_control_balances:overload control: 216 newly-idle balance attempts / 306 idle entries = 0.705\r
+{P}overload_control_balances:overload control: 3 wakeups of a partner were late\r
+# # sched_fastpath_root_tg.c:137:x:cfs_rq[0]:/ load_avg=2058 tg_load_avg_contrib=0 tg_load_avg=0\r
+# # sched_fastpath_root_tg.c:137:x:cfs_rq[3]:/ load_avg=10 tg_load_avg_contrib=0 tg_load_avg=17\r
+{P}light_load_skips_balance:light load: 1 newly-idle balance attempts / 100 idle entries = 0.010\r
+{P}light_load_skips_balance:light load: 0 newly-idle balance attempts / 161 idle entries = 0.000\r
+"""
+
+
+class Figures(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.log = pathlib.Path(self.tmp.name) / "guest.log"
+        self.log.write_text(LOG)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_runs(self):
+        got = [f.tsv() for f in sfp_repeat.newidle_figures(self.log)]
+        self.assertEqual(got, ["0.005 (2/354)\t0.705 (216/306)\t3",
+                               "0.010 (1/100),0.000 (0/161)\t-\t-"])
+
+    def test_missing_log(self):
+        self.assertEqual(sfp_repeat.newidle_figures(self.log.with_name("none")), [])
+        self.assertEqual(sfp_repeat.root_tg_max(self.log.with_name("none")), "")
+
+    def test_root_tg(self):
+        self.assertEqual(sfp_repeat.root_tg_max(self.log), "17")
+
+    def test_default_out(self):
+        b = pathlib.Path("/b/6.12")
+        self.assertEqual(sfp_repeat.default_out(b, ["-r", "patched", "-n", "mutant"]),
+                         b / "logs" / "mutant-repeat")
+        self.assertEqual(sfp_repeat.default_out(b, []), b / "logs" / "patched-repeat")
+
+
+if __name__ == "__main__":
+    unittest.main()
