@@ -23,7 +23,8 @@ Besides the test streams:
     a precondition up in time): that stays a skip, neither a pass nor a
     failure of the mechanism.
 
-Files written to LOGDIR, beside RESULTS.tsv: kunit.json, guest-NAME.tap,
+Files written to LOGDIR, beside RESULTS.tsv: kunit.ktap (the console
+that is parsed: ktap_headers_clean), kunit.json, guest-NAME.tap,
 guest-NAME.json, guest-rc.tsv, kselftest-TEST.tap and .json,
 kselftest-list, each stream's kunit.py output (NAME.parsed), extra.tsv
 (the rows above that have no TAP) and precondition-skips.
@@ -126,6 +127,39 @@ def slow_rows(console: str) -> list[str]:
             if "Test should be marked slow" in ln]
 
 
+_KTAP_VERSION = re.compile(r"^\s*K?TAP version [0-9]+")
+_KTAP_HEADER = re.compile(r"^\s*(# |[0-9]+\.\.[0-9]+)")
+_KTAP_PLAN = re.compile(r"^\s*[0-9]+\.\.[0-9]+")
+_KTAP_RESULT = re.compile(r"^\s*(not )?ok [0-9]+")
+
+
+def ktap_headers_clean(console: str) -> str:
+    """The console with every line that is not KTAP left out of each
+    test's header (from its 'KTAP version' line to its plan): a kernel
+    message printed there (the initramfs's "Freeing initrd memory", the
+    TSC's refined calibration on a slow debug kernel) makes kunit.py
+    parse misnumber the suite and every one after it. Lines are judged
+    after the prefix the first 'KTAP version' line has, as kunit.py
+    strips it; elsewhere kunit.py keeps such lines as a test's log."""
+    out, prefix, header = [], None, False
+    for ln in console.split("\n"):
+        body = ln.replace("\r", "")
+        if prefix is None and "KTAP version" in body:
+            prefix = len(body.split("KTAP version")[0])
+        if prefix is not None:
+            body = body[prefix:]
+        if _KTAP_VERSION.match(body):
+            header = True
+        elif header and _KTAP_HEADER.match(body):
+            header = not _KTAP_PLAN.match(body)
+        elif header and _KTAP_RESULT.match(body):
+            header = False  # a stream without a plan
+        elif header:
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
 def lines_of(text: str) -> list[str]:
     """Lines as awk, sed and grep see them: split at newlines only."""
     lines = text.split("\n")
@@ -163,7 +197,8 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
 
     console = _read(console_log)
     if "KTAP version" in console:
-        parse("kunit", console_log)
+        _write(logdir / "kunit.ktap", ktap_headers_clean(console))
+        parse("kunit", logdir / "kunit.ktap")
         inputs.append(("kunit", "kunit", str(logdir / "kunit.json")))
         extra += slow_rows(console)
     else:

@@ -121,5 +121,28 @@ class Report(unittest.TestCase):
             sfp_report.report(self.log, self.d, self.obj)
 
 
+class KtapHeaders(unittest.TestCase):
+    """A kernel message inside a test's header is left out of what
+    kunit.py parses; elsewhere, and outside KTAP, nothing is."""
+
+    CONSOLE = ("Linux version 6.19.0\r\nKTAP version 1\r\n1..2\r\n    KTAP version 1\r\n"
+               "tsc: Refined TSC clocksource calibration: 2096.017 MHz\r\n"
+               "    # Subtest: a\r\n    1..1\r\nclocksource: Switched to clocksource tsc\r\n"
+               "    ok 1 x\r\nok 1 a\r\n    KTAP version 1\r\n    # Subtest: b\r\n"
+               "Freeing initrd memory: 3416K\r\n    1..1\r\n    ok 1 y\r\nok 2 b\r\n")
+
+    def test_header_lines_dropped(self):
+        got = sfp_report.ktap_headers_clean(self.CONSOLE)
+        self.assertEqual(got, self.CONSOLE.replace(
+            "tsc: Refined TSC clocksource calibration: 2096.017 MHz\r\n", "").replace(
+            "Freeing initrd memory: 3416K\r\n", ""))
+
+    def test_prefix(self):
+        console = "[    1.0] KTAP version 1\n[    1.1] 1..1\n[    1.2]     KTAP version 1\n" \
+                  "[    1.3] noise\n[    1.4]     # Subtest: a\n[    1.5]     1..1\n"
+        self.assertNotIn("noise", sfp_report.ktap_headers_clean(console))
+        self.assertEqual(sfp_report.ktap_headers_clean("no tests here\n"), "no tests here\n")
+
+
 if __name__ == "__main__":
     unittest.main()
