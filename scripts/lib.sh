@@ -203,21 +203,11 @@ has_sched_debug_race() {
 		grep -q 'SPLIT_NS(avg_vruntime(cfs_rq))' "$1/kernel/sched/debug.c" 2>/dev/null
 }
 
-# default_fragments TREE: the config fragments a kernel of TREE gets:
-# kernel-config/base.config (what the harness needs), then what TREE's
-# tests say they need in their own files, where TREE has them:
-# kernel/sched/tests/.kunitconfig (the series' KUnit suites) and
-# tools/testing/selftests/sched/config (the sched kselftests); with the
-# KUnit suites, kernel-config/kunit.config runs them at boot.
+# default_fragments TREE: the config fragments a kernel of TREE gets, one
+# path a line in merge order (sfp fragments --help; the rule is
+# harness/sfp_run.py default_fragments).
 default_fragments() {
-	printf '%s\n' "$ROOT/kernel-config/base.config"
-	if grep -q '^config SCHED_FAIR_KUNIT_TEST$' "$1/lib/Kconfig.debug" 2>/dev/null &&
-		[ -f "$1/kernel/sched/tests/.kunitconfig" ]; then
-		printf '%s\n' "$1/kernel/sched/tests/.kunitconfig" "$ROOT/kernel-config/kunit.config"
-	fi
-	if compgen -G "$1/tools/testing/selftests/sched/sched_fastpath_*.c" >/dev/null; then
-		printf '%s\n' "$1/tools/testing/selftests/sched/config"
-	fi
+	sfp fragments "$1"
 }
 
 # Work tree metadata lives in git: the ref refs/sfp/prepared (where
@@ -298,11 +288,7 @@ kernel_kind() {
 # kernel_kind_fragments NAME TREE: the config fragments of kind NAME for
 # TREE, one path a line, in merge order.
 kernel_kind_fragments() {
-	local dflt fl f
-	dflt=$(sfp get kind "$1" default_fragments) || exit 1
-	fl=$(sfp get kind "$1" fragments) || exit 1
-	[ "$dflt" != yes ] || default_fragments "$2"
-	for f in $fl; do printf '%s\n' "$ROOT/kernel-config/$f"; done
+	sfp fragments -K "$1" "$2" || exit 1
 }
 
 # kernel_kind_patches NAME: its patches, one path a line.
