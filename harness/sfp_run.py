@@ -12,8 +12,8 @@ each timed into LOGDIR/stage-times.tsv:
   tree   scripts/prepare-tree.sh makes or reuses $BUILD/tree; with -r the
          ref is checked out in the git worktree $BUILD/wt/NAME/tree and
          the -p patches applied there
-  build  scripts/build-kernel.sh with the fragments (-F, else the kind's,
-         else the defaults; then -f)
+  build  sfp_build (sfp build-kernel --help) with the fragments (-F, else
+         the kind's, else the defaults; then -f)
   guest  scripts/build-guest.sh: the initramfs
   boot   sfp boot (harness/sfp_boot.py)
   tests  sfp report (harness/sfp_report.py): the header of what was built
@@ -39,6 +39,7 @@ import time
 from typing import Callable, TextIO
 
 import sfp_boot
+import sfp_build
 import sfp_env
 import sfp_report
 import sfp_results
@@ -406,8 +407,11 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         with stages.stage("build"):
             frags = list(run.fragments) or (kind_fragments(data, run.kind, tree) if run.kind
                                             else default_fragments(tree))
-            fargs = [a for f in frags + list(run.extra_fragments) for a in ("-f", str(f))]
-            _script("build-kernel.sh", "-t", str(tree), "-o", str(run.obj), *fargs, env=child)
+            try:
+                sfp_build.build(tree, run.obj, frags + list(run.extra_fragments), run.line,
+                                data.lines[run.line].config_absent, run.build, say, child)
+            except sfp_build.BuildError as e:
+                raise RunFailed(str(e)) from e
             (run.obj / "fragments.txt").write_text(
                 "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
         with stages.stage("guest"):

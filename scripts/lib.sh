@@ -318,37 +318,10 @@ topology_qemu() {
 }
 
 # config_unmet [--strict] CONFIG FRAGMENT...: the options the fragments
-# ask for that the .config CONFIG does not have as asked, one per line,
-# "CONFIG_X=V (what Kconfig gave)". Where fragments disagree the later
-# one's request counts, as in merge_config.sh. An option asked off is met
-# when CONFIG lists it off or, without --strict, does not have it at all
-# (no such option on this line); with --strict it must be listed off.
+# ask for that the .config CONFIG does not have as asked, one per line
+# (sfp config-unmet --help; harness/sfp_build.py).
 config_unmet() {
-	local strict=0 cfg
-	if [ "$1" = --strict ]; then strict=1; shift; fi
-	cfg=$1
-	shift
-	awk -v cfg="$cfg" -v strict="$strict" '
-		BEGIN {
-			while ((getline l < cfg) > 0) {
-				have[l] = 1
-				if (l ~ /^CONFIG_/) { split(l, a, "="); val[a[1]] = l }
-			}
-		}
-		/^CONFIG_[A-Za-z0-9_]+=/ { split($0, a, "="); n = a[1]; if (!(n in req)) ord[++k] = n; req[n] = $0; next }
-		/^# CONFIG_[A-Za-z0-9_]+ is not set/ { n = $2; if (!(n in req)) ord[++k] = n; req[n] = $0 }
-		END {
-			for (i = 1; i <= k; i++) {
-				n = ord[i]
-				r = req[n]
-				got = (n in val) ? "Kconfig gives " val[n] : (("# " n " is not set") in have) ? "Kconfig leaves it off" : "no such option"
-				if (r ~ /^CONFIG_/) {
-					if (!(r in have)) print r " (" got ")"
-				} else if (!(r in have) && (strict || (n in val))) {
-					print n "=n (" got ")"
-				}
-			}
-		}' "$@"
+	sfp config-unmet "$@"
 }
 
 # The series library: load_series, series_back_out, series_apply, ...

@@ -28,7 +28,7 @@ $BUILD/tree; make prepare) as the kernel test robot would, and write a
 table of what built and what did not:
   bisect    series-base (the features backed out), then each patch of the
             series on top of the ones before it, in the main job's config
-            (the config fragments of scripts/build-kernel.sh);
+            (the config fragments of sfp build-kernel);
   configs   patched in the main config with each fragment of
             kernel-config/robot/ merged last ($names).
             A fragment whose options the line's Kconfig cannot give (an

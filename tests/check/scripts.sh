@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get line-env validate run repeat figures fragments boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
+	for s in data get line-env validate run repeat figures fragments build-kernel config-unmet boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
@@ -296,7 +296,7 @@ scripts_cases() {
 	no_ccache=$(path_without ccache)
 	no_qemu=$(path_without qemu-system-x86_64)
 	t missing_package expect_error "ccache not found: install the Debian package 'ccache'" \
-		env PATH="$no_ccache" "$ROOT/scripts/build-kernel.sh" -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
+		env PATH="$no_ccache" "$SFP" build-kernel -t "$CHK/mini-src-$DEFAULT" -o "$CHK/obj-x"
 	: >"$CHK/fake-bzImage"
 	: >"$CHK/fake-initrd"
 	t qemu_not_installed expect_error "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'" \
