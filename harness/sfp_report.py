@@ -180,6 +180,7 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
            out: pathlib.Path | None = None) -> int:
     """Parse a boot's streams, write its files and RESULTS.tsv, print the
     table; the exit status of `sfp summarize` (1 if anything failed)."""
+    logdir = logdir.resolve()  # kunit.py runs in the tree's top directory
     console_log = logdir / "console.log"
     if not console_log.is_file():
         raise ReportError(f"no console.log in '{logdir}'")
