@@ -69,7 +69,7 @@ certify: setup
 	tests/check.sh --full
 
 prepare: setup
-	scripts/prepare-tree.sh
+	./sfp prepare
 
 patches: prepare
 	scripts/gen-test-patches.sh
@@ -104,7 +104,7 @@ repeat:
 BOOTS ?= 4
 RACE_SECONDS ?= 60
 race: prepare
-	scripts/race.sh -n $(BOOTS) -d $(RACE_SECONDS)
+	./sfp race -n $(BOOTS) -d $(RACE_SECONDS)
 
 MIN ?= 10
 STRESS_SECONDS ?=
@@ -112,7 +112,7 @@ RUNS ?= 1
 STRESS_KERNELS ?= patched
 STRESS_KIND ?= debug
 stress: prepare
-	scripts/stress.sh $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
+	./sfp stress $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
 
 TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
 DURATION ?= 3

@@ -50,10 +50,7 @@ def newidle_figures(guest_log: pathlib.Path) -> list[Figures]:
     """The newly-idle kselftest's figures of each of its runs in a guest
     log, in order (a second try of the same run is listed after the first
     one's light load, joined by a comma)."""
-    try:
-        text = guest_log.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
+    text = sfp_results.text(guest_log)
     out: list[Figures] = []
     light = ctrl = late = ""
 
@@ -90,11 +87,7 @@ def newidle_figures(guest_log: pathlib.Path) -> list[Figures]:
 
 def root_tg_max(guest_log: pathlib.Path) -> str:
     """The largest root tg_load_avg a CPU printed ('' when none)."""
-    try:
-        text = guest_log.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
-    vals = [m.group(1) for m in ROOT_TG.finditer(text)]
+    vals = [m.group(1) for m in ROOT_TG.finditer(sfp_results.text(guest_log))]
     return str(max(int(v) for v in vals)) if vals else ""
 
 

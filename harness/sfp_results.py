@@ -96,6 +96,15 @@ def first_splats(console: pathlib.Path, limit: int = 5) -> list[str]:
     return out
 
 
+def splat_context(console: pathlib.Path, after: int = 25) -> str:
+    """The first splat line of CONSOLE and the AFTER lines after it, or ''."""
+    lines = _lines(console)
+    for i, line in enumerate(lines):
+        if SPLAT_RE.search(line):
+            return "".join(ln + "\n" for ln in lines[i:i + after + 1])
+    return ""
+
+
 def read(logdir: pathlib.Path) -> Result:
     """The Result of the boot whose logs are in LOGDIR."""
     res = Result(logdir=str(logdir), cases=read_tsv(logdir / "results.tsv"))
@@ -132,8 +141,13 @@ def compare(a: Result, b: Result) -> list[str]:
     return out
 
 
-def _lines(path: pathlib.Path) -> list[str]:
+def text(path: pathlib.Path) -> str:
+    """A log's text ('' when the file is missing: a boot that stopped early)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        return []
+        return ""
+
+
+def _lines(path: pathlib.Path) -> list[str]:
+    return text(path).splitlines()

@@ -9,12 +9,12 @@ before anything is touched: the kind and topology records, the numbers
 (sfp_env.validate), the files it names, the tree, the name. Its stages,
 each timed into LOGDIR/stage-times.tsv:
 
-  tree   scripts/prepare-tree.sh makes or reuses $BUILD/tree; with -r the
+  tree   sfp_prepare (sfp prepare --help) makes or reuses $BUILD/tree; with -r the
          ref is checked out in the git worktree $BUILD/wt/NAME/tree and
          the -p patches applied there
   build  sfp_build (sfp build-kernel --help) with the fragments (-F, else
          the kind's, else the defaults; then -f)
-  guest  scripts/build-guest.sh: the initramfs
+  guest  sfp_guest (sfp build-guest --help): the initramfs
   boot   sfp boot (harness/sfp_boot.py)
   tests  sfp report (harness/sfp_report.py): the header of what was built
          from what, then every stream parsed, into LOGDIR/report.txt
@@ -34,15 +34,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Callable, TextIO
 
 import sfp_boot
 import sfp_build
 import sfp_env
+import sfp_guest
+import sfp_prepare
 import sfp_report
 import sfp_results
+import sfp_series
 import sfp_summary
 from sfp_data import ROOT, Data
 
@@ -82,7 +84,7 @@ class Run:
     patches: tuple[pathlib.Path, ...] = ()  # -p, then the kind's
     fragments: tuple[pathlib.Path, ...] = ()  # -F (instead of the kind's or the defaults)
     extra_fragments: tuple[pathlib.Path, ...] = ()  # -f
-    guest_args: tuple[str, ...] = ()  # scripts/build-guest.sh's -x, -b, -d, -p
+    guest_args: tuple[str, ...] = ()  # the guest's -x, -b, -d, -p (sfp_guest.from_flags)
     logdir: pathlib.Path = pathlib.Path()
     logdir_given: bool = False
     build_only: bool = False
@@ -137,6 +139,12 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
     for f in pats + frags + xfrags:
         if not f.is_file():
             raise RunRefused(f"'{f}' not found")
+    try:
+        if not boot_only:
+            sfp_guest.check_inputs(sfp_guest.from_flags(pathlib.Path(), pathlib.Path(), None,
+                                                        guest_args or []))
+    except sfp_guest.GuestError as e:
+        raise RunRefused(str(e)) from e
     t = None
     if tree:
         if not pathlib.Path(tree).is_dir():
@@ -205,46 +213,12 @@ def wt_meta(tree: pathlib.Path, key: str) -> str:
     return ""
 
 
-def load_series(patches: pathlib.Path) -> list[tuple[pathlib.Path, str]]:
-    """The series file's patches and their roles (prereq, feature, test),
-    as scripts/series.sh load_series reads it."""
-    sfile = patches / "series"
-    if not sfile.is_file():
-        raise RunRefused(f"no series file at {sfile}")
-    role, out = "feature", []
-    for ln in sfile.read_text().splitlines():
-        for head, r in (("# prerequisites", "prereq"), ("# features", "feature"),
-                        ("# generated", "test")):
-            if ln.startswith(head):
-                role = r
-                break
-        else:
-            nm = "".join(ln.split("#", 1)[0].split())
-            if nm:
-                if not (patches / nm).is_file():
-                    raise RunRefused(f"patches/series names {nm}, which is not in {patches}")
-                out.append((patches / nm, role))
-    return out
-
-
-def in_rev(tree: pathlib.Path, rev: str, patch: pathlib.Path) -> bool:
-    """PATCH is in REV of TREE: it reverses cleanly there."""
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
-        return _git(tree, "read-tree", rev, env=env).returncode == 0 and \
-            _git(tree, "apply", "--cached", "--check", "-R", str(patch), env=env).returncode == 0
-
-
 def patch_states(tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
-    states = {("prereq", True): "prerequisite, in the source: skipped",
-              ("prereq", False): "prerequisite, not in the source: applied",
-              ("feature", True): "feature, in the source: backed out, re-applied",
-              ("feature", False): "feature, not in the source: applied"}
-    out = []
-    for p, role in load_series(patches):
-        state = "test: applied" if role == "test" else states[(role, in_rev(tree, "base", p))]
-        out.append(f"{p.name}\t{state}")
-    return out
+    try:
+        series = sfp_series.load(patches)
+    except sfp_series.SeriesError as e:
+        raise RunRefused(str(e)) from e
+    return [f"{name}\t{state}" for name, state in sfp_series.states(tree, series)]
 
 
 def has_sched_debug_race(tree: pathlib.Path) -> bool:
@@ -330,12 +304,6 @@ def free_gib(path: pathlib.Path) -> int:
     return shutil.disk_usage(path).free // (1 << 30)
 
 
-def _script(name: str, *args: str, env: dict[str, str]) -> None:
-    rc = subprocess.run([str(ROOT / "scripts" / name), *args], env=env, check=False).returncode
-    if rc:
-        raise RunFailed(f"scripts/{name} failed (exit {rc})", rc)
-
-
 class RunFailed(Exception):
     """A stage failed; the scripts said why on stderr."""
 
@@ -399,7 +367,10 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
     tree = run.built_tree() if run.boot_only else run.tree
     if tree is None:
         with stages.stage("tree"):
-            _script("prepare-tree.sh", env=child)
+            try:
+                sfp_prepare.prepare(data, child, "", "", say)
+            except sfp_prepare.PrepareError as e:
+                raise RunFailed(str(e)) from e
             tree = run.build / "tree"
             if run.ref:
                 tree = checkout_ref(run, tree, say)
@@ -415,8 +386,11 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
             (run.obj / "fragments.txt").write_text(
                 "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
         with stages.stage("guest"):
-            _script("build-guest.sh", "-k", str(run.obj), "-t", str(tree), "-o",
-                    str(run.obj / "initramfs.cpio.gz"), *run.guest_args, env=child)
+            try:
+                sfp_guest.build(sfp_guest.from_flags(run.obj, run.obj / "initramfs.cpio.gz",
+                                                     tree, run.guest_args), say)
+            except sfp_guest.GuestError as e:
+                raise RunFailed(str(e)) from e
     if run.build_only:
         say(f"built {run.obj}/arch/x86/boot/bzImage and {run.obj}/initramfs.cpio.gz")
         return 0

@@ -80,21 +80,9 @@ first_splat() {
 	grep -m1 -E "$(sfp get splat-re)" "$1" 2>/dev/null | tr -d '\r' | sed 's/^\[[ 0-9.]*\] //' || true
 }
 
-# splat_context CONSOLE_LOG: the first splat and the 25 lines after it.
-splat_context() {
-	grep -m1 -A25 -E "$(sfp get splat-re)" "$1" 2>/dev/null || true
-}
-
 # The identity of every commit the harness makes in a work tree.
 # shellcheck disable=SC2034 # used by the scripts that source this file
 GIT_ID=(-c user.name=sched-fastpath -c user.email=sched-fastpath@example.org)
-
-# threeway CMD...: CMD with the objects of the work tree $THREEWAY_FROM
-# readable (the blobs a patch was made from, which a three-way merge
-# reads), never written into the repository CMD works on.
-threeway() {
-	GIT_ALTERNATE_OBJECT_DIRECTORIES=$THREEWAY_FROM/.git/objects "$@"
-}
 
 # The layout of a line's build directory B (BUILD), for the shell
 # scripts; harness/sfp_run.py has the same functions (its unit tests
@@ -220,70 +208,12 @@ wt_meta() {
 	{ git -C "$1" notes --ref=sfp show "$rev" 2>/dev/null || true; } | sed -n "s/^$2 //p"
 }
 
-# wt_record_prepared WT: patched as it is now is what prepare-tree made,
-# from the series as it is now (load_series first).
-wt_record_prepared() {
-	git -C "$1" update-ref refs/sfp/prepared patched
-	local h
-	h=$(series_hash)
-	git -C "$1" notes --ref=sfp add -f -m "series $h" refs/sfp/prepared 2>/dev/null
-}
-
-# failed_cases RESULTS.tsv: the cases (suite.case) that neither passed nor
-# were skipped, one per line, as sfp summarize wrote them (nothing
-# when the file is missing).
-failed_cases() {
-	awk -F'\t' '$4 != "PASS" && $4 != "SKIP" { print $2 "." $3 }' "$1" 2>/dev/null || true
-}
-
-# selftests_patch WT OUT: what 'patched' adds to 'baseline' under
-# tools/testing/selftests, for a baseline kernel that runs the series'
-# kselftests (make mutate, make stress). Fails if that is nothing.
-selftests_patch() {
-	git -C "$1" diff baseline patched -- tools/testing/selftests >"$2"
-	[ -s "$2" ] || die "'patched' adds no kselftests to 'baseline' in $1"
-}
-
 select_line
-
-# busy_start N: N busy loops on the host ('yes >/dev/null'), stopped by
-# busy_stop (and on exit): a host whose cores other work shares, like a
-# busy CI machine (QEMU's vCPU threads then get a fraction of a core).
-BUSY_PIDS=
-busy_start() {
-	local i
-	case $1 in '' | *[!0-9]*) die "busy loops: a number, not '$1'" ;; esac
-	for ((i = 0; i < $1; i++)); do
-		yes >/dev/null &
-		BUSY_PIDS="$BUSY_PIDS $!"
-	done
-	trap busy_stop EXIT
-	[ "$1" = 0 ] || say "$1 busy loops on the host while the guests run"
-}
-
-busy_stop() {
-	# shellcheck disable=SC2086 # a list of pids
-	[ -z "$BUSY_PIDS" ] || kill $BUSY_PIDS 2>/dev/null || true
-	BUSY_PIDS=
-}
-
-# newidle_figures GUEST.LOG: the newly-idle kselftest's figures of each of
-# its runs in a guest log, one line per run: light load, overload control
-# (attempts per idle entry, attempts/idle entries) and the control's missed
-# partner wakeups (sfp figures --help).
-newidle_figures() {
-	sfp figures "$1"
-}
 
 # Kinds of kernel and guest topologies: records of sfp.toml. Each helper
 # stops the script (sfp's one error line names the known ones) when NAME
 # is not a record; call it once outside $(...) first, or as VAR=$(...) ||
 # exit.
-
-# kernel_kind NAME: succeeds when NAME is a kind of kernel.
-kernel_kind() {
-	sfp get kind "$1" append >/dev/null || exit 1
-}
 
 # kernel_kind_fragments NAME TREE: the config fragments of kind NAME for
 # TREE, one path a line, in merge order.

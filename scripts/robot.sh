@@ -63,10 +63,10 @@ while [ $# -gt 0 ]; do
 done
 
 TREE=$BUILD/tree
-[ -d "$TREE/.git" ] || die "no prepared work tree at $TREE (make prepare, or scripts/prepare-tree.sh)"
+[ -d "$TREE/.git" ] || die "no prepared work tree at $TREE (make prepare, or ./sfp prepare)"
 for r in series-base patched; do
 	git -C "$TREE" rev-parse -q --verify "$r" >/dev/null ||
-		die "$TREE has no 'series-base' and 'patched' (prepare it again: scripts/prepare-tree.sh)"
+		die "$TREE has no 'series-base' and 'patched' (prepare it again: ./sfp prepare)"
 done
 for t in gcc:gcc make:make ccache:ccache sparse:sparse "${CROSS}gcc:gcc-aarch64-linux-gnu"; do
 	need "${t%%:*}" "${t#*:}"

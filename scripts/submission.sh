@@ -40,7 +40,7 @@ done
 need git git
 need perl perl
 WT=$BUILD/tree
-[ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' (or KSRC=... scripts/prepare-tree.sh) first"
+[ -d "$WT/.git" ] || die "no work tree at $WT: run 'make prepare' (or KSRC=... ./sfp prepare) first"
 [ -x "$WT/scripts/get_maintainer.pl" ] || die "$WT has no scripts/get_maintainer.pl"
 load_series
 cover=$ROOT/docs/cover-letter-$LINE.txt

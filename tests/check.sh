@@ -38,10 +38,10 @@ Run the project's whole test suite and end with 'N passed, N failed':
      patched built with one config, one short A/B round, every metric
      collected and the counters moving the expected way;
   7. the debug kernel (kernel-config/debug.config): the sched/debug race
-     check (scripts/race.sh --lockdep-only: lockdep reports the unlocked
+     check (sfp race --lockdep-only: lockdep reports the unlocked
      avg_vruntime() call without patch 1 and stays quiet with it, where
      the KUnit suites and kselftests pass too), then a 20 s stress phase
-     (scripts/stress.sh -S 20).
+     (sfp stress -S 20).
 Without --full, steps 4 and 6 are left out: that is the presubmit tier
 (make check, what CI runs), chosen so that a cold machine finishes well
 inside CI's 90 minutes; --full (make certify) adds them.

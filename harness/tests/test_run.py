@@ -117,22 +117,6 @@ class Layout(unittest.TestCase):
             sfp_run.kernel_obj(b, "n", ref=True))])
 
 
-class Series(unittest.TestCase):
-    def test_roles(self):
-        got = sfp_run.load_series(ROOT / "patches" / "6.12")
-        roles = [r for _, r in got]
-        self.assertEqual(roles, sorted(roles, key=["prereq", "feature", "test"].index))
-        self.assertEqual(roles.count("feature"), 2)
-        self.assertIn("test", roles)
-        self.assertTrue(all(p.is_file() for p, _ in got))
-
-    def test_missing_patch(self):
-        with tempfile.TemporaryDirectory() as d:
-            (pathlib.Path(d) / "series").write_text("# features\n0001-x.patch\n")
-            with self.assertRaisesRegex(sfp_run.RunRefused, "names 0001-x.patch, which is not"):
-                sfp_run.load_series(pathlib.Path(d))
-
-
 class Logs(unittest.TestCase):
     def setUp(self):
         self.d = sfp_data.load()

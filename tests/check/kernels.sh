@@ -147,9 +147,9 @@ bench_cases() {
 # fires without patch 1 and stays quiet with it) and a 20 s stress.
 debug_cases() {
 	stage_start "debug kernel: the sched/debug race check, the tests, a short stress"
-	t race_lockdep_check "$ROOT/scripts/race.sh" --lockdep-only
+	t race_lockdep_check "$SFP" race --lockdep-only
 	grep -E '^\| (unfixed|fixed) ' "$BUILD/race/report.md" | sed 's/^/         /' || true
-	t stress_short "$ROOT/scripts/stress.sh" -S 20
-	grep -E 'stress.sh: patched' "$CHK/check.stress_short.log" | sed 's/^/         /' || true
+	t stress_short "$SFP" stress -S 20
+	grep -E 'sfp: patched' "$CHK/check.stress_short.log" | sed 's/^/         /' || true
 	stage_end
 }

@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get line-env validate run repeat figures fragments build-kernel config-unmet boot result report summarize baseline-verdict mutate prose compare lava-job lava-result fanout bench-lines lab; do
+	for s in data get line-env validate prepare series run repeat figures fragments build-kernel build-guest config-unmet boot result report summarize baseline-verdict mutate stress race prose compare lava-job lava-result fanout bench-lines lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
@@ -22,7 +22,7 @@ help_all() {
 # half-made work tree is left.
 neither() {
 	expect_error "0002-.*neither applies.*kernel/sched/fair.c at line [0-9]*.*known to work" \
-		env KSRC="$CHK/drift" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+		env KSRC="$CHK/drift" "$SFP" prepare -o "$CHK/wt-drift" || return 1
 	[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
 }
 
@@ -30,7 +30,7 @@ neither() {
 # here the drifted line is one the patch itself adds: a conflict, named.
 conflict() {
 	expect_error "0002-.*neither applies.*a three-way merge conflicts in kernel/sched/fair.c" \
-		env KSRC="$CHK/drift" THREEWAY_FROM="$WT" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-drift" || return 1
+		env KSRC="$CHK/drift" THREEWAY_FROM="$WT" "$SFP" prepare -o "$CHK/wt-drift" || return 1
 	[ ! -e "$CHK/wt-drift" ] || { echo "a half-made work tree was left behind"; return 1; }
 }
 
@@ -39,10 +39,10 @@ line61() {
 	local n
 	# -s does not choose the line: a 6.1 source on the 6.12 line is refused...
 	expect_error "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=" \
-		env -u KSRC LINE=6.12 LINE_FROM=default "$ROOT/scripts/prepare-tree.sh" \
+		env -u KSRC LINE=6.12 LINE_FROM=default "$SFP" prepare \
 		-s "$CHK/line61" -o "$CHK/wt-61" || return 1
 	# ...KSRC does, and the 6.1 series applies to it
-	env -u LINE -u LINE_FROM KSRC="$CHK/line61" "$ROOT/scripts/prepare-tree.sh" \
+	env -u LINE -u LINE_FROM KSRC="$CHK/line61" "$SFP" prepare \
 		-o "$CHK/wt-61" || return 1
 	git -C "$CHK/wt-61" log --oneline base..patched
 	n=$(git -C "$CHK/wt-61" rev-list --count base..patched)
@@ -60,7 +60,7 @@ versioned_tree() {
 
 # An unchanged copy of the source: prepared, and the series reproduces it.
 good() {
-	env KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+	env KSRC="$CHK/good" "$SFP" prepare -o "$CHK/wt-good" || return 1
 	git -C "$CHK/wt-good" log --oneline base..patched
 	check_reproduces "$CHK/wt-good"
 }
@@ -87,7 +87,7 @@ wt_state() {
 # A series naming a missing file stops before making or recording anything.
 missing_series_file() {
 	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
-		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-broken" || return 1
+		KSRC="$CHK/good" "$SFP" prepare -o "$CHK/wt-broken" || return 1
 	if [ -e "$CHK/wt-broken" ] || [ -e "$CHK/wt-broken.new" ]; then
 		echo "a work tree was left behind"
 		return 1
@@ -96,7 +96,7 @@ missing_series_file() {
 	local before after
 	before=$(wt_state "$CHK/wt-good")
 	expect_error "names 0009-not-there.patch, which is not in" env PATCHES="$CHK/patches-broken" \
-		KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-good" || return 1
+		KSRC="$CHK/good" "$SFP" prepare -o "$CHK/wt-good" || return 1
 	after=$(wt_state "$CHK/wt-good")
 	[ "$after" = "$before" ] || { echo "the prepared work tree changed"; return 1; }
 	echo "nothing made, nothing recorded"
@@ -106,7 +106,7 @@ missing_series_file() {
 # anything is written there.
 small_disk() {
 	expect_error "a new work tree needs about 3 GiB free where $CHK/small is" \
-		env -u SFP_NO_SPACE_CHECK KSRC="$CHK/good" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/small/wt" || return 1
+		env -u SFP_NO_SPACE_CHECK KSRC="$CHK/good" "$SFP" prepare -o "$CHK/small/wt" || return 1
 	local left
 	left=$(ls -A "$CHK/small")
 	[ -z "$left" ] || { echo "something was written: $left"; return 1; }
@@ -191,10 +191,10 @@ bad_variables() {
 	refused_before_work "BOOT_TIMEOUT=-5: a timeout" BOOT_TIMEOUT=-5 || rc=1
 	refused_before_work "JOBS=0: a number of build jobs" JOBS=0 || rc=1
 	refused_row "./sfp run -K fast" "unknown kernel kind 'fast'" "$SFP" run -K fast || rc=1
-	refused_row "scripts/stress.sh -m abc" "-m wants a whole number of minutes > 0, not 'abc'" \
-		"$ROOT/scripts/stress.sh" -m abc || rc=1
-	refused_row "scripts/stress.sh -t sock4x2 (kind debug)" "kernel kind 'debug' is built without" \
-		"$ROOT/scripts/stress.sh" -t sock4x2 || rc=1
+	refused_row "sfp stress -m abc" "-m wants a whole number of minutes > 0, not 'abc'" \
+		"$SFP" stress -m abc || rc=1
+	refused_row "sfp stress -t sock4x2 (kind debug)" "kernel kind 'debug' is built without" \
+		"$SFP" stress -t sock4x2 || rc=1
 	refused_row "scripts/bench.sh -t 'smp2 mesh'" "unknown topology 'mesh'" \
 		"$ROOT/scripts/bench.sh" -t "smp2 mesh" || rc=1
 	refused_row "sfp mutate nosuch" "unknown variant 'nosuch'" "$SFP" mutate nosuch || rc=1
@@ -234,12 +234,12 @@ scripts_cases() {
 	# Scratch work trees go under $CHK, never over the real one: BUILD is
 	# this stage's (tests/check.sh runs it in a subshell).
 	export BUILD=$CHK/build
-	t no_tree expect_error "does not exist" env KSRC="$CHK/nonexistent" "$ROOT/scripts/prepare-tree.sh"
+	t no_tree expect_error "does not exist" env KSRC="$CHK/nonexistent" "$SFP" prepare
 	mkdir -p "$CHK/notkernel"
 	git -C "$CHK/notkernel" init -q
 	echo hello >"$CHK/notkernel/README"
 	t not_a_kernel_tree unchanged "$CHK/notkernel" expect_error "is not a kernel source tree" \
-		env KSRC="$CHK/notkernel" "$ROOT/scripts/prepare-tree.sh"
+		env KSRC="$CHK/notkernel" "$SFP" prepare
 	t ksrc_missing_keeps_last_report ksrc_missing_keeps_report
 	t bad_variables_refused_before_work bad_variables
 
@@ -247,7 +247,7 @@ scripts_cases() {
 		mini_tree "$CHK/dirty"
 		echo "/* a user's edit */" >>"$CHK/dirty/kernel/sched/fair.c"
 		t dirty_user_tree unchanged "$CHK/dirty" expect_error "uncommitted changes" \
-			env KSRC="$CHK/dirty" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-dirty"
+			env KSRC="$CHK/dirty" "$SFP" prepare -o "$CHK/wt-dirty"
 
 		mini_tree "$CHK/drift"
 		# Context drift around update_tg_load_avg(): patch 1 can neither apply
@@ -263,12 +263,12 @@ scripts_cases() {
 		versioned_tree "$CHK/line510" 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/PATCHLEVEL = 10/'
 		t line_without_series_refused unchanged "$CHK/line510" expect_error \
 			"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are $ls" \
-			env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-510"
+			env -u LINE -u LINE_FROM KSRC="$CHK/line510" "$SFP" prepare -o "$CHK/wt-510"
 		# A version between lines names the nearest one below it.
 		versioned_tree "$CHK/line613" 's/^PATCHLEVEL = .*/PATCHLEVEL = 13/'
 		t line_between_names_nearest unchanged "$CHK/line613" expect_error \
 			"Linux 6.13.[0-9]* .* no series: .* the nearest is 6.12, LINE=6.12 forces it" \
-			env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-613"
+			env -u LINE -u LINE_FROM KSRC="$CHK/line613" "$SFP" prepare -o "$CHK/wt-613"
 		# A line without a Debian package and without SFP_SRC_<LINE> names
 		# both ways to give it a source.
 		for l in $ls; do
@@ -276,11 +276,11 @@ scripts_cases() {
 			[ -z "$pkg" ] || continue
 			t line_without_source_named expect_error \
 				"no source for the $l line: no Debian package carries $l: give a tree as KSRC=.* or SFP_SRC_${l//./_}=" \
-				env -u KSRC -u "SFP_SRC_${l//./_}" LINE="$l" LINE_FROM=LINE "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-nosrc"
+				env -u KSRC -u "SFP_SRC_${l//./_}" LINE="$l" LINE_FROM=LINE "$SFP" prepare -o "$CHK/wt-nosrc"
 			break
 		done
 		t line_unknown_refused expect_error "LINE=4.19: no series patches/4.19/series; lines are $ls" \
-			env LINE=4.19 "$ROOT/scripts/prepare-tree.sh" -o "$CHK/wt-419"
+			env LINE=4.19 "$SFP" prepare -o "$CHK/wt-419"
 		if [ -d "$BUILD_TOP/6.1/tree/.git" ]; then
 			mini_tree "$CHK/line61" "$BUILD_TOP/6.1/tree"
 			t line_follows_the_source unchanged "$CHK/line61" line61

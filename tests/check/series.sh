@@ -89,7 +89,7 @@ series_cases() {
 	local l=$1
 	stage_start "series $l: prepare, checkpatch, reproduce the source"
 	use_line "$l"
-	t prepare_work_tree on_line "$l" "$ROOT/scripts/prepare-tree.sh"
+	t prepare_work_tree on_line "$l" "$SFP" prepare
 	grep -E 'work tree (ready|.* is up to date)' "$CHK/$SUITE.prepare_work_tree.log" | sed 's/^/         /' || true
 	t checkpatch_strict checkpatch_all
 	t series_numbered series_numbered

@@ -1,0 +1,233 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The sched/debug race of 6.12.117 (fixed upstream by e08d007f9d81, the
+series' prerequisite patch): a deterministic lockdep check and the oops
+rate under load, without and with the fix. Every kernel goes through
+sfp run.
+
+1. Deterministic (lockdep): 'patched' (which carries the fix) and
+   'patched' with the fix reverse-applied, both of kind debug
+   (kernel-config/debug.config: PROVE_LOCKING, KASAN, UBSAN...; the debug
+   hook tests/debug/avg_vruntime-assert-rq-lock.patch, which puts
+   lockdep_assert_rq_held() in avg_vruntime(); panic_on_warn=1). The
+   guest runs the KUnit suites, the kselftests and reads
+   /sys/kernel/debug/sched/debug. Without the fix the first read (the
+   guest's preconditions check) must make lockdep report avg_vruntime()
+   called without the rq lock, from print_cfs_rq(); with it the kernel
+   must pass every test and boot clean.
+2. Oops rate: 'base' (the source as it is, e.g. Debian's 6.12.117) as
+   'unfixed' and base + the fix as 'fixed', of kind race (the benchmark's
+   config, no debug options), BOOTS boots each at VCPUS vCPUs under
+   multi-threaded TCG, each running SECONDS of load (bench/sfp_pool.c and
+   usleep loops) while 4 readers cat sched/debug
+   (scripts/guest/sched_debug_race.sh). An oops ends a boot (oops=panic);
+   the table counts them.
+
+Output: $BUILD/race/report.md (the tables) and every boot's console log
+under $BUILD/race/. Exit status 1 if the lockdep check does not behave as
+stated or the fixed kernel oopses.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import sfp_results
+import sfp_run
+import sfp_series
+from sfp_data import ROOT, Data
+
+MAX_VCPUS = 8  # the configs' NR_CPUS
+CALLER = re.compile(r"print_cfs_rq\+0x[0-9a-f]+")
+RIP = re.compile(r"RIP: 0010:([A-Za-z0-9_.]+\+0x[0-9a-f]+)")
+READS = re.compile(r"sched_debug_race: .*\(([0-9]*) reads\)")
+
+
+class RaceRefused(Exception):
+    """Bad input, found before any work; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Race:
+    boots: int
+    secs: int
+    vcpus: int
+    lockdep_only: bool
+    fix: pathlib.Path   # the series' prerequisite patch
+    hook: pathlib.Path  # the debug kind's hook, named in the report
+
+
+def plan(data: Data, line: str, *, boots: int, secs: int, vcpus: int,
+         lockdep_only: bool) -> Race:
+    for v in (boots, secs, vcpus):
+        if v <= 0:
+            raise RaceRefused(f"-n, -d and -s want whole numbers > 0, not '{v}'")
+    if vcpus > MAX_VCPUS:
+        raise RaceRefused(f"-s {vcpus}: the config has NR_CPUS={MAX_VCPUS}")
+    try:
+        series = sfp_series.load(ROOT / "patches" / line)
+    except sfp_series.SeriesError as e:
+        raise RaceRefused(str(e)) from e
+    fixes = [p.path for p in series if p.role == "prereq"]
+    if not fixes:
+        raise RaceRefused(f"patches/{line}/series has no prerequisite fix")
+    hook = ROOT / data.kind("debug").patches[0]
+    return Race(boots, secs, vcpus, lockdep_only, fixes[-1], hook)
+
+
+def _last_line(path: pathlib.Path) -> str:
+    lines = sfp_results.text(path).splitlines()
+    return lines[-1] if lines else ""
+
+
+class _Report:
+    def __init__(self, path: pathlib.Path):
+        self.path = path
+        path.write_text("")
+
+    def __call__(self, *lines: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write("".join(ln + "\n" for ln in lines))
+
+
+def _sfp_run(args: list[str], out: pathlib.Path, env: dict[str, str]) -> int:
+    with open(out, "wb") as o:
+        return subprocess.run([str(ROOT / "sfp"), "run", *args], stdout=o,
+                              stderr=subprocess.STDOUT, env=env, check=False).returncode
+
+
+def _keep(build: pathlib.Path, name: str, what: str, to: pathlib.Path) -> None:
+    src = sfp_run.kernel_logs(build, name) / what
+    if src.is_file():
+        shutil.copyfile(src, to)
+
+
+def _stage(name: str, times: pathlib.Path | None, t0: float) -> None:
+    dt = int(time.monotonic() - t0)
+    print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
+    if times:
+        with open(times, "a", encoding="utf-8") as f:
+            f.write(f"{name}\t{dt}\n")
+
+
+def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, out: pathlib.Path) -> \
+        tuple[bool, str, str]:
+    """(as stated, first splat, verdict) of one lockdep boot."""
+    splat = (sfp_results.first_splats(console, limit=1) or [""])[0]
+    caller = CALLER.search(sfp_results.text(console))
+    if kernel == "unfixed":
+        if rc and "avg_vruntime" in splat and caller:
+            return True, splat, f"fires as expected (called from {caller.group(0)})"
+        return False, splat, "MISSED: no lockdep report from avg_vruntime()"
+    if rc == 0:
+        return True, splat, "clean as expected"
+    return False, splat, f"FAILED: {_last_line(out)}"
+
+
+def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str], None],
+         times: pathlib.Path | None) -> bool:
+    """Both parts (or the first); whether everything behaved as stated."""
+    out = build / "race"
+    tree = build / "tree"
+    if not (tree / ".git").exists():
+        raise RaceRefused(f"no work tree at {tree}: run 'make prepare' first")
+    unfix = subprocess.run(["git", "-C", str(tree), "diff", "baseline", "series-base", "--",
+                            "kernel/sched"], capture_output=True, check=False).stdout
+    if not unfix:
+        raise RaceRefused("'baseline' and 'series-base' do not differ: the source already "
+                          "carries the fix")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    (out / "unfix.patch").write_bytes(unfix)
+    report = _Report(out / "report.md")
+    ok = True
+
+    name = "lockdep: one read of sched/debug, unfixed and fixed"
+    print(f"==> {name}", file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    subject = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%s", "base"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+    report(f"# The sched/debug race: {subject}", "", "## Deterministic check (lockdep)", "",
+           "Command: `./sfp race`. Kernels: `patched` (fixed) and `patched` with",
+           f"`patches/{r.fix.name}` reverse-applied (unfixed), both with",
+           f"`kernel-config/debug.config` and `tests/debug/{r.hook.name}`, booted",
+           "with `panic_on_warn=1`.", "",
+           "| kernel | boot | first splat | verdict |", "|---|---|---|---|")
+    for k in ("unfixed", "fixed"):
+        log = out / f"lockdep-{k}"
+        args = ["-K", "debug", "-r", "patched"]
+        if k == "unfixed":
+            args += ["-p", str(out / "unfix.patch")]
+        args += ["-n", "debug", "-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")]
+        rc = _sfp_run(args, pathlib.Path(f"{log}.out"), env)
+        console = pathlib.Path(f"{log}.console.log")
+        _keep(build, "debug", "console.log", console)
+        good, splat, verdict = lockdep_verdict(k, rc, console, pathlib.Path(f"{log}.out"))
+        ok &= good
+        report(f"| {k} | {'failed' if rc else 'passed'} | {splat or 'none'} | {verdict} |")
+        say(f"lockdep, {k}: {verdict}")
+    _stage(name, times, t0)
+
+    if not r.lockdep_only:
+        ok &= _oops_rate(r, build, out, report, env, say, times)
+    print(file=sys.stderr)
+    print(sfp_results.text(report.path), end="")
+    return ok
+
+
+def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
+               env: dict[str, str], say: Callable[[str], None],
+               times: pathlib.Path | None) -> bool:
+    name = f"oops rate: {r.boots} boots x 2 kernels, {r.vcpus} vCPUs, {r.secs}s each"
+    print(f"==> {name}", file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    pool = out / "sfp_pool"
+    if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o", str(pool),
+                       str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
+        raise RaceRefused("cannot build bench/sfp_pool.c")
+    report("", "## Oops rate under load", "",
+           f"Command: `./sfp race -n {r.boots} -d {r.secs} -s {r.vcpus}`: {r.vcpus} vCPUs under",
+           f"multi-threaded TCG on a {os.cpu_count()}-core host; per boot {r.secs} s of "
+           "sfp_pool and 4",
+           "`usleep 300` loops while 4 readers cat sched/debug.", "",
+           "| kernel | boots | minutes of load (an oops ends a boot early) | oopses | where | "
+           "reads of sched/debug (boots that finished) |",
+           "|---|---|---|---|---|---|")
+    child = dict(env, SMP=str(r.vcpus), MEM="1024", BOOT_TIMEOUT=str(600 + 20 * r.secs),
+                 APPEND=" ".join(a for a in (f"sfp.racedur={r.secs}", env.get("APPEND", ""))
+                                 if a))
+    ok = True
+    for k in ("unfixed", "fixed"):
+        oops, where, reads = 0, [], 0
+        for i in range(1, r.boots + 1):
+            log = out / f"rate-{k}-{i}"
+            args = ["-K", "race", "-r", "base"] + (["-p", str(r.fix)] if k == "fixed" else [])
+            args += ["-n", "race", "-x", str(ROOT / "scripts" / "guest" / "sched_debug_race.sh"),
+                     "-b", str(pool)]
+            rc = _sfp_run(args, pathlib.Path(f"{log}.out"), child)
+            console, guest = pathlib.Path(f"{log}.console.log"), pathlib.Path(f"{log}.guest.log")
+            _keep(build, "race", "console.log", console)
+            _keep(build, "race", "guest.log", guest)
+            status = "clean"
+            if sfp_results.first_splats(console, limit=1):
+                oops += 1
+                rip = RIP.search(sfp_results.text(console))
+                where.append(rip.group(1) if rip else "?")
+                status = f"OOPS at {where[-1]}"
+            elif rc:
+                status = f"failed without an oops: {_last_line(pathlib.Path(f'{log}.out'))}"
+                ok &= k != "fixed"
+            n = READS.search(sfp_results.text(guest))
+            reads += int(n.group(1) or 0) if n else 0
+            say(f"{k} boot {i}/{r.boots}: {status}")
+        ok &= not (k == "fixed" and oops)
+        report(f"| {k} | {r.boots} | {round(r.boots * r.secs / 60)} | {oops} | "
+               f"{', '.join(where) or '-'} | {reads} |")
+    _stage(name, times, t0)
+    return ok

@@ -1,0 +1,377 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A line's series: read it, back its features out of a source, apply it,
+and say per patch what happened. Nothing else in the project applies or
+backs out a patch: the shell scripts reach these through `sfp series`
+(scripts/series.sh is a thin wrapper that takes its answers as shell
+variables).
+
+patches/LINE/series has up to three sections, each opened by a comment
+line: '# prerequisites' (fixes both kernels need), '# features' (backed
+out of a source that contains them) and '# generated' (the test
+patches). Patches before any section are features.
+
+A patch whose context differs from the tree goes in (or out) with a
+three-way merge when THREEWAY_FROM names a work tree prepared from a
+known-good source of the line: its objects hold the blobs the patch was
+made from, and are read through GIT_ALTERNATE_OBJECT_DIRECTORIES, never
+written into the repository being changed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import tempfile
+
+GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
+ROLES = ("prereq", "feature", "test")
+_SECTIONS = (("# prerequisites", "prereq"), ("# features", "feature"), ("# generated", "test"))
+
+
+class SeriesError(Exception):
+    """The series cannot be read; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    path: pathlib.Path
+    role: str  # prereq, feature or test
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def load(patches: pathlib.Path) -> list[Patch]:
+    """The series file's patches and their roles, in order."""
+    sfile = patches / "series"
+    if not sfile.is_file():
+        raise SeriesError(f"no series file at {sfile}")
+    role, out = "feature", []
+    for ln in sfile.read_text().splitlines():
+        for head, r in _SECTIONS:
+            if ln.startswith(head):
+                role = r
+                break
+        else:
+            nm = "".join(ln.split("#", 1)[0].split())
+            if nm:
+                if not (patches / nm).is_file():
+                    raise SeriesError(f"patches/series names {nm}, which is not in {patches}")
+                out.append(Patch(patches / nm, role))
+    if not out:
+        raise SeriesError(f"{sfile} names no patches")
+    return out
+
+
+def series_hash(series: list[Patch]) -> str:
+    """Identifies the series' content, to know when to apply it again."""
+    h = hashlib.sha256()
+    for p in series:
+        h.update(p.path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def subject(patch: pathlib.Path) -> str:
+    """The Subject of a git format-patch file, unfolded, without its
+    [PATCH n/m] prefix."""
+    lines = patch.read_text(encoding="utf-8", errors="replace").splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("Subject: "):
+            s = ln
+            for more in lines[i + 1:]:
+                if more[:1] not in (" ", "\t"):
+                    break
+                s += more
+            return re.sub(r"^Subject: (\[PATCH[^]]*\] )?", "", s)
+    return ""
+
+
+def makefile_version(text: str) -> str:
+    """'6.12.117' from a top-level kernel Makefile's text ('' if none)."""
+    v = {}
+    for ln in text.splitlines():
+        w = ln.split()
+        if len(w) >= 2 and w[1] == "=" and w[0] in ("VERSION", "PATCHLEVEL", "SUBLEVEL",
+                                                     "EXTRAVERSION"):
+            v[w[0]] = w[2] if len(w) > 2 else ""
+    if not v.get("VERSION"):
+        return ""
+    return f"{v['VERSION']}.{v.get('PATCHLEVEL', '')}.{v.get('SUBLEVEL', '')}" \
+        f"{v.get('EXTRAVERSION', '')}"
+
+
+def kernel_version(tree: pathlib.Path) -> str:
+    return makefile_version((tree / "Makefile").read_text(errors="replace"))
+
+
+def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None,
+         stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
+                          input=stdin, env=env, check=False)
+
+
+def _threeway(threeway_from: pathlib.Path) -> dict[str, str]:
+    return dict(os.environ, GIT_ALTERNATE_OBJECT_DIRECTORIES=str(threeway_from / ".git" /
+                                                                 "objects"))
+
+
+def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bool:
+    return _git(tree, *args, env=env).returncode == 0
+
+
+class GitFailed(Exception):
+    """A git command that must work did not."""
+
+
+def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
+    r = _git(tree, *args, stdin=stdin)
+    if r.returncode:
+        raise GitFailed(f"git {' '.join(args[:3])} failed in {tree}: "
+                        f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
+    return r.stdout
+
+
+def in_rev(tree: pathlib.Path, rev: str, patch: pathlib.Path) -> bool:
+    """PATCH is in REV of TREE: it reverses cleanly there (a scratch index:
+    TREE is not touched)."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
+        return _ok(tree, "read-tree", rev, env=env) and \
+            _ok(tree, "apply", "--cached", "--check", "-R", str(patch), env=env)
+
+
+def states(tree: pathlib.Path, series: list[Patch]) -> list[tuple[str, str]]:
+    """Per patch, its role and what the work tree did with it, from 'base'."""
+    out = []
+    for p in series:
+        if p.role == "prereq":
+            s = "prerequisite, in the source: skipped" if in_rev(tree, "base", p.path) else \
+                "prerequisite, not in the source: applied"
+        elif p.role == "feature":
+            s = "feature, in the source: backed out, re-applied" \
+                if in_rev(tree, "base", p.path) else "feature, not in the source: applied"
+        else:
+            s = "test: applied"
+        out.append((p.name, s))
+    return out
+
+
+def paths(patches: pathlib.Path) -> list[str]:
+    """The paths of a kernel tree that the patches in PATCHES change and do
+    not create (in any of them), and the top Makefile: enough of a source
+    for the series to apply and for series-base to be checked. Sorted."""
+    seen: dict[str, None] = {}
+    created: set[str] = set()
+    for patch in sorted(patches.glob("*.patch")):
+        f = ""
+        for ln in patch.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = re.match(r"^diff --git a/(\S+)", ln)
+            if m:
+                f = m.group(1)
+                seen.setdefault(f)
+            elif ln.startswith("new file mode "):
+                created.add(f)
+    return sorted({"Makefile", *(x for x in seen if x not in created)})
+
+
+def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev: str = "HEAD",
+              extra: tuple[str, ...] = ()) -> None:
+    """The files of SRC that paths() names, as a git tree with one commit on
+    branch 'base'. SRC is a source tarball, a kernel git checkout (its REV)
+    or a source directory. EXTRA (a git checkout only): files or
+    directories taken too where REV has them. GitFailed when it cannot."""
+    want = paths(patches)
+    dest.mkdir(parents=True, exist_ok=True)
+    if src.is_file():
+        if extra:
+            raise GitFailed("extra paths need a git checkout")
+        with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE, text=True,
+                              stderr=subprocess.DEVNULL) as lst:
+            assert lst.stdout
+            top = lst.stdout.readline().split("/", 1)[0].strip()
+            lst.kill()
+        if subprocess.run(["tar", "-xf", str(src), "-C", str(dest), "--strip-components=1",
+                           *(f"{top}/{w}" for w in want)], check=False).returncode:
+            raise GitFailed(f"cannot extract the series' files from {src}")
+    elif (src / ".git").exists():
+        if extra:
+            want += _must(src, "ls-tree", "--name-only", rev, "--", *extra).splitlines()
+        arch = subprocess.Popen(["git", "-C", str(src), "archive", rev, "--", *want],
+                                stdout=subprocess.PIPE)
+        untar = subprocess.run(["tar", "-x", "-C", str(dest)], stdin=arch.stdout, check=False)
+        assert arch.stdout
+        arch.stdout.close()
+        if arch.wait() or untar.returncode:
+            raise GitFailed(f"cannot extract the series' files from {src} at {rev}")
+    else:
+        if extra:
+            raise GitFailed("extra paths need a git checkout")
+        for w in want:
+            (dest / w).parent.mkdir(parents=True, exist_ok=True)
+            if subprocess.run(["cp", "-a", str(src / w), str(dest / w)], check=False).returncode:
+                raise GitFailed(f"cannot copy {w} from {src}")
+    _must(dest, "init", "-q", "-b", "base")
+    _must(dest, "add", "-A", "-f")
+    _must(dest, *GIT_ID, "commit", "-q", "-m", f"base: {kernel_version(dest)}")
+
+
+def features_end(tree: pathlib.Path, series: list[Patch]) -> str:
+    """The commit of TREE's 'patched' after the last feature patch (the
+    test patches are the series' last ones)."""
+    ntests = sum(p.role == "test" for p in series)
+    return _must(tree, "rev-parse", f"patched~{ntests}").strip()
+
+
+def source_fixed(tree: pathlib.Path, series: list[Patch]) -> str:
+    """The tree id of TREE's 'base' plus the prerequisite fixes it lacks,
+    made in a scratch index: what the feature patches on series-base must
+    give back. GitFailed if a prerequisite does not apply."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
+        if not _ok(tree, "read-tree", "base", env=env):
+            raise GitFailed(f"git read-tree base failed in {tree}")
+        for p in series:
+            if p.role == "prereq" and not in_rev(tree, "base", p.path):
+                if not _ok(tree, "apply", "--cached", str(p.path), env=env):
+                    raise GitFailed(f"{p.name} does not apply to base")
+        r = _git(tree, "write-tree", env=env)
+        if r.returncode:
+            raise GitFailed(f"git write-tree failed in {tree}")
+        return r.stdout.strip()
+
+
+def _conflicts(tree: pathlib.Path) -> str:
+    r = _git(tree, "diff", "--name-only", "--diff-filter=U")
+    return "".join(f"{f} " for f in r.stdout.splitlines()) if r.returncode == 0 else ""
+
+
+@dataclasses.dataclass
+class BackOut:
+    """Per feature patch (by its index in the series): contained (it
+    reverse-applied: backed out), drifted (backed out with a three-way
+    merge), absent (it applies: nothing to back out) or stuck (neither;
+    the tree is left as it was, conflicts names the files a merge
+    conflicted in)."""
+    state: dict[int, str] = dataclasses.field(default_factory=dict)
+    conflicts: dict[int, str] = dataclasses.field(default_factory=dict)
+    backed_out: int = 0
+
+
+def back_out(tree: pathlib.Path, series: list[Patch],
+             threeway_from: pathlib.Path | None = None) -> BackOut:
+    """On TREE's checked-out branch, back out, newest first, every feature
+    patch TREE contains, one commit each. GitFailed when git fails."""
+    res = BackOut()
+    version = kernel_version(tree)
+    for i in range(len(series) - 1, -1, -1):
+        p = series[i]
+        if p.role != "feature":
+            continue
+        how = ""
+        if _ok(tree, "apply", "--check", "-R", str(p.path)):
+            _must(tree, "apply", "-R", "--index", str(p.path))
+            res.state[i] = "contained"
+        elif _ok(tree, "apply", "--check", str(p.path)):
+            res.state[i] = "absent"
+            continue
+        elif threeway_from and _ok(tree, "apply", "-R", "--3way", "--index", str(p.path),
+                                   env=_threeway(threeway_from)):
+            res.state[i] = "drifted"
+            how = " (three-way merge: its context differs here)"
+        else:
+            res.state[i] = "stuck"
+            res.conflicts[i] = _conflicts(tree)
+            _must(tree, "reset", "-q", "--hard")
+            continue
+        msg = (f'Back out "{subject(p.path)}"\n\n'
+               f"The source ({version}) already contains this change; "
+               f"patches/{p.path.parent.name}/{p.name}\n"
+               f"reverse-applies to it{how}. It is backed out here so that 'series-base'\n"
+               "is the kernel before the series and 'patched' (git am of the series onto\n"
+               "series-base) shows exactly what the series adds.\n")
+        _must(tree, *GIT_ID, "commit", "-q", "-F", "-", stdin=msg)
+        res.backed_out += 1
+    return res
+
+
+@dataclasses.dataclass
+class Applied:
+    """Per patch (by index): how it went in: am, 3way (where: the first hunk
+    that did not fit) or contained (a prerequisite the tree has: skipped).
+    prereq_end: the commit after the last prerequisite. On failure, failed
+    is the patch's index, with where, conflicts and git's first error."""
+    how: dict[int, str] = dataclasses.field(default_factory=dict)
+    where: dict[int, str] = dataclasses.field(default_factory=dict)
+    prereq_end: str = ""
+    failed: int | None = None
+    fail_where: str = ""
+    fail_conflicts: str = ""
+    fail_err: str = ""
+
+
+def _first_hunk(err: str, patch: pathlib.Path) -> str:
+    where = next((ln[len("error: patch failed: "):] for ln in err.splitlines()
+                  if ln.startswith("error: patch failed: ")), "")
+    file, _, line = where.rpartition(":") if ":" in where else (where, "", where)
+    hunk = ""
+    if line:
+        hunk = next((ln for ln in patch.read_text(errors="replace").splitlines()
+                     if ln.startswith(f"@@ -{line},")), "")
+    return f"{file or '?'} at line {line or '?'}" + (f" ({hunk})" if hunk else "")
+
+
+def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLES,
+          threeway_from: pathlib.Path | None = None) -> Applied:
+    """On TREE's checked-out branch, git am each patch of ROLES, in order.
+    A patch that does not go in leaves TREE at the commit before it (the am
+    aborted) and sets failed."""
+    res = Applied(prereq_end=_must(tree, "rev-parse", "HEAD").strip())
+    for i, p in enumerate(series):
+        if p.role not in roles:
+            continue
+        if p.role == "prereq" and _ok(tree, "apply", "--check", "-R", str(p.path)):
+            res.how[i] = "contained"
+            continue
+        chk = _git(tree, "apply", "--check", "-v", str(p.path))
+        err = chk.stdout + chk.stderr
+        if chk.returncode == 0:
+            am = _git(tree, *GIT_ID, "am", "-q", str(p.path))
+            err = am.stdout + am.stderr
+        if chk.returncode == 0 and am.returncode == 0:
+            res.how[i] = "am"
+        else:
+            _git(tree, "am", "--abort")
+            where = _first_hunk(err, p.path)
+            am3 = None
+            if threeway_from:
+                am3 = _git(tree, *GIT_ID, "am", "-q", "--3way", str(p.path),
+                           env=_threeway(threeway_from))
+            if am3 is not None and am3.returncode == 0:
+                res.how[i] = "3way"
+                res.where[i] = where
+            else:
+                if am3 is not None:
+                    err = am3.stderr
+                res.failed = i
+                res.fail_where = where
+                res.fail_conflicts = _conflicts(tree)
+                res.fail_err = next((ln for ln in err.splitlines()
+                                     if ln.startswith(("error", "CONFLICT"))), "")
+                _git(tree, "am", "--abort")
+                return res
+        if p.role == "prereq":
+            res.prereq_end = _must(tree, "rev-parse", "HEAD").strip()
+    return res
+
+
+def shell(name: str, value: object) -> str:
+    """VALUE as a bash assignment to NAME (an indexed array for a dict)."""
+    if isinstance(value, dict):
+        return f"{name}=(" + " ".join(f"[{k}]={shlex.quote(str(v))}"
+                                      for k, v in sorted(value.items())) + ")"
+    return f"{name}={shlex.quote('' if value is None else str(value))}"

@@ -1,0 +1,237 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The series under a debug kernel with stress: KUnit, kselftests, then a
+stress phase, on patched (and baseline).
+
+Each KERNEL (default: patched; also baseline) is built with the kind's
+config (kind debug: kernel-config/debug.config, with lockdep, KASAN,
+UBSAN, DEBUG_LIST, atomic sleep, hung task and soft lockup detection,
+and the debug hook tests/debug/avg_vruntime-assert-rq-lock.patch) and
+booted with panic_on_warn=1. The guest runs the KUnit suites (patched),
+the kselftests, then scripts/guest/stress.sh for the given time:
+stress-ng CPU offline/online, affinity churn and fork storms, hackbench,
+cgroup create/destroy with a task moved in and out, sched/debug and
+/proc/schedstat readers; then its invariants. Every kernel goes through
+sfp run (-n KIND: one worktree and build for both kernels).
+
+A splat on the console (lockdep, KASAN, UBSAN, WARNING:, BUG:, RCU
+stall, hung task, oops) fails the run and is printed; the logs stay in
+$BUILD/stress/KERNEL/. Baseline gets the series' kselftests (no KUnit),
+and exactly the cases that guard the two mechanisms must fail there
+(sfp.toml expect.baseline_fails, their programs' runner verdicts, and
+the stress phase's stress.root_tg_load_avg_zero and
+stress.indicator_clear_after_stress); any other failure is a finding.
+
+With -N, each kernel is booted RUNS times (built by the first) and
+tallied: result, the newly-idle figures of both kselftest runs and the
+control's missed partner wakeups; run I's logs are in
+$BUILD/stress/KERNEL-I/. With -t or another -K the logs go to
+$BUILD/stress/KIND-TOPOLOGY/ instead of $BUILD/stress/.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import sfp_mutate
+import sfp_repeat
+import sfp_results
+from sfp_data import ROOT, Data
+
+TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
+KERNELS = ("patched", "baseline")
+BASELINE_ALSO = ("stress.root_tg_load_avg_zero", "stress.indicator_clear_after_stress")
+MAX_VCPUS = 8  # the configs' NR_CPUS
+
+
+class StressRefused(Exception):
+    """Bad input, found before any work; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Stress:
+    """One make stress: what boots, how long it stresses, where."""
+    secs: int
+    vcpus: int
+    kind: str
+    topology: str
+    runs: int
+    busy: int
+    kernels: tuple[str, ...]
+
+    def tag(self) -> str:
+        return self.kind + (f"-{self.topology}" if self.topology else "")
+
+    def out(self, build: pathlib.Path) -> pathlib.Path:
+        return build / "stress" if self.tag() == "debug" else build / "stress" / self.tag()
+
+
+def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: int, busy: int,
+         kernels: list[str]) -> Stress:
+    """The Stress the flags ask for, or StressRefused (the topology's
+    fit with the kind is sfp_env.validate's, done by the caller)."""
+    if secs <= 0:
+        raise StressRefused(f"the stress time must be a whole number > 0, not '{secs}'")
+    if not 2 <= vcpus <= MAX_VCPUS:
+        raise StressRefused(f"-s wants 2 to {MAX_VCPUS} vCPUs, not '{vcpus}'")
+    k = data.kind(kind)
+    if not any("/tests/debug/" in f"/{p}" for p in k.patches):
+        raise StressRefused(f"kind '{kind}' has no debug hook (tests/debug/): not a debug kernel")
+    if topology:
+        vcpus = data.topology(topology).vcpus
+    if runs < 1:
+        raise StressRefused(f"-N wants a number of runs > 0, not '{runs}'")
+    if busy < 0:
+        raise StressRefused(f"-b wants a number of busy loops, not '{busy}'")
+    for kern in kernels:
+        if kern not in KERNELS:
+            raise StressRefused(f"unknown kernel '{kern}': patched or baseline")
+    for cmd, pkg in TOOLS:
+        if not os.access(f"/usr/bin/{cmd}", os.X_OK):
+            raise StressRefused(f"/usr/bin/{cmd} not found: install the Debian package '{pkg}' "
+                                "(or run 'make setup' as root)")
+    return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]))
+
+
+def run_env(s: Stress, env: dict[str, str]) -> dict[str, str]:
+    """sfp run's environment for a stress boot."""
+    child = dict(env, SMP=str(s.vcpus), MEM=env.get("MEM") or "1024",
+                 BOOT_TIMEOUT=str(900 + 3 * s.secs),
+                 APPEND=" ".join(a for a in (f"sfp.stress={s.secs}", env.get("APPEND", "")) if a))
+    if s.topology:
+        child["TOPOLOGY"] = s.topology
+    else:
+        child.pop("TOPOLOGY", None)
+    return child
+
+
+def stress_figures(guest_log: pathlib.Path) -> str:
+    """The guest stress phase's figure line ('# sfp-stress ...'), or ''."""
+    for ln in sfp_results.text(guest_log).replace("\r", "").splitlines():
+        if ln.startswith("# sfp-stress "):
+            return ln[len("# sfp-stress "):]
+    return ""
+
+
+@dataclasses.dataclass
+class Boot:
+    """One stress boot's outcome."""
+    ok: bool
+    passed: int
+    failed: list[str]
+
+
+def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Data,
+         env: dict[str, str], say: Callable[[str], None], boot_only: bool = False) -> Boot:
+    """Boot KERNEL once into LOG; whether it gave what KERNEL must give."""
+    shutil.rmtree(log, ignore_errors=True)
+    run = [str(ROOT / "sfp"), "run", "-K", s.kind, "-r", kernel]
+    if kernel == "baseline":
+        run += ["-p", str(out / "selftests.patch")]
+    if boot_only:
+        run.append("--boot-only")
+    run += ["-n", s.kind, "-l", str(log), "-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
+            "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"]
+    with open(f"{log}.out", "wb") as o:
+        rc = subprocess.run(run, stdout=o, stderr=subprocess.STDOUT, env=run_env(s, env),
+                            check=False).returncode
+    results = log / "results.tsv"
+    cases = sfp_results.read_tsv(results)
+    failed = [c.name for c in cases if c.failed]
+    passed = sum(c.status == "PASS" for c in cases)
+    say(f"{kernel}: {stress_figures(log / 'guest.log') or 'no figures'}")
+    error = next((ln for ln in sfp_results.text(pathlib.Path(f"{log}.out")).splitlines()
+                  if "sfp: error" in ln), "")
+    if error:
+        say(f"{kernel}: {error}")
+        print(sfp_results.splat_context(log / "console.log"), end="", file=sys.stderr)
+        return Boot(False, passed, failed)
+    if kernel == "baseline":
+        res = sfp_results.read(log) if log.is_dir() else None
+        if res is None or not res.cases:
+            say(f"baseline: no results in {log}")
+            return Boot(False, passed, failed)
+        ok, line = sfp_mutate.baseline_verdict(sfp_mutate.baseline_expect(data, BASELINE_ALSO),
+                                               res)
+        say(line)
+        return Boot(ok, passed, failed)
+    if rc:
+        say(f"{kernel}: failed: {' '.join(failed) + ' ' if failed else f'see {log}.out'}")
+        return Boot(False, passed, failed)
+    say(f"{kernel}: clean, {passed} cases passed")
+    return Boot(True, passed, failed)
+
+
+def _row(*cells: str) -> str:
+    widths = (4, 6, 6, 18, 18, 7, 18, 7)
+    return "".join(f"{c:<{w}} " for c, w in zip(cells, widths)) + cells[-1]
+
+
+def stress(s: Stress, build: pathlib.Path, data: Data, env: dict[str, str],
+           say: Callable[[str], None], stage_times: pathlib.Path | None) -> bool:
+    """Every kernel of S, each once or RUNS times; whether all gave what
+    they must."""
+    out = s.out(build)
+    out.mkdir(parents=True, exist_ok=True)
+    ok = True
+    loops = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(s.busy)]
+    if s.busy:
+        say(f"{s.busy} busy loops on the host while the guests run")
+    try:
+        for k in s.kernels:
+            runs = f", {s.runs} runs, {s.busy} busy loops" if s.runs > 1 else ""
+            name = (f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
+                    f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}")
+            print(f"==> {name}", file=sys.stderr, flush=True)
+            t0 = time.monotonic()
+            if s.runs == 1:
+                ok &= boot(s, k, out / k, out, data, env, say).ok
+            else:
+                ok &= _tally(s, k, out, data, env, say)
+            dt = int(time.monotonic() - t0)
+            print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
+            if stage_times:
+                with open(stage_times, "a", encoding="utf-8") as f:
+                    f.write(f"{name}\t{dt}\n")
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    return ok
+
+
+def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str],
+           say: Callable[[str], None]) -> bool:
+    tally = out / f"{k}-runs.txt"
+    head = (f"sfp stress -S {s.secs} {f'-t {s.topology} ' if s.topology else ''}-s {s.vcpus} "
+            f"-K {s.kind} -N {s.runs} -b {s.busy} {k}: {s.busy} busy loops on the host\n"
+            + _row("run", "result", "passed", "light load", "overload control", "missed",
+                   "after stress: ctrl", "missed", "failed") + "\n")
+    tally.write_text(head, encoding="utf-8")
+    clean = 0
+    with open(out / f"{k}-runs.err", "a", encoding="utf-8") as err:
+        def note(msg: str) -> None:
+            print(f"sfp: {msg}", file=err, flush=True)
+        for i in range(1, s.runs + 1):
+            log = out / f"{k}-{i}"
+            # the first run builds; the others boot what it built
+            b = boot(s, k, log, out, data, env, note, boot_only=i > 1)
+            clean += b.ok
+            figs = sfp_repeat.newidle_figures(log / "guest.log") + [sfp_repeat.Figures()] * 2
+            row = _row(str(i), "clean" if b.ok else "FAILED", str(b.passed), figs[0].light,
+                       figs[0].control, figs[0].missed, figs[1].control, figs[1].missed,
+                       " ".join(b.failed))
+            print(row, flush=True)
+            with open(tally, "a", encoding="utf-8") as f:
+                f.write(row + "\n")
+    line = f"{k}: {clean} of {s.runs} runs clean"
+    print(line, flush=True)
+    with open(tally, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+    say(f"tally in {tally}")
+    return clean == s.runs
