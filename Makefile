@@ -72,7 +72,7 @@ prepare: setup
 	./sfp prepare
 
 patches: prepare
-	scripts/gen-test-patches.sh
+	./sfp gen-patches
 
 ROBOT_OPTS ?=
 robot: prepare

@@ -6,6 +6,7 @@ the tree has skipped, a patch that does not fit named with its hunk),
 source_fixed and features_end, and the bash assignments series.sh reads."""
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,50 +33,63 @@ def edit(d: P, rel: str, old: str, new: str) -> None:
     f.write_text(f.read_text().replace(old, new, 1))
 
 
+def patch(src: P, out: P, rel: str, old: str, new: str, subject: str) -> None:
+    """A commit of SRC that changes OLD to NEW in REL, as format-patch OUT."""
+    edit(src, rel, old, new)
+    git(src, "commit", "-q", "-am", subject)
+    out.write_text(git(src, "format-patch", "-1", "--stdout"))
+
+
 class Tree(unittest.TestCase):
     """A source with two features in it, a prerequisite it lacks, a test
     patch that adds a file, each as a format-patch in patches/L/."""
 
+    _template: tempfile.TemporaryDirectory | None = None
+
+    @classmethod
+    def make_template(cls) -> P:
+        """The source and its patches, made once and copied for each test."""
+        if Tree._template is None:
+            Tree._template = tempfile.TemporaryDirectory()
+            t = P(Tree._template.name)
+            s, pd = t / "src", t / "patches" / "6.12"
+            pd.mkdir(parents=True)
+            (s / "kernel" / "sched").mkdir(parents=True)
+            (s / "Makefile").write_text(MAKEFILE)
+            (s / "kernel" / "sched" / "fair.c").write_text(FAIR)
+            (s / "kernel" / "sched" / "debug.c").write_text(FAIR)
+            git(s, "init", "-q", "-b", "main")
+            git(s, "add", "-A")
+            git(s, "commit", "-q", "-m", "before")
+            patch(s, pd / "0001-fix.patch", "kernel/sched/debug.c", "line 5\n",
+                  "line 5 fixed\n", "sched/debug: Fix a thing")
+            git(s, "reset", "-q", "--hard", "HEAD~1")
+            patch(s, pd / "0002-feat-a.patch", "kernel/sched/fair.c", "line 10\n", "line 10 a\n",
+                  "sched/fair: Feature A whose subject is long enough to be folded by git "
+                  "format-patch onto a second line")
+            patch(s, pd / "0003-feat-b.patch", "kernel/sched/fair.c", "line 30\n",
+                  "line 30 b\n", "sched/fair: Feature B")
+            (s / "kernel" / "sched" / "tests").mkdir()
+            (s / "kernel" / "sched" / "tests" / "t.c").write_text("test\n")
+            git(s, "add", "-A")
+            git(s, "commit", "-q", "-m", "sched/fair: Add a test")
+            (pd / "0004-test.patch").write_text(git(s, "format-patch", "-1", "--stdout"))
+            git(s, "reset", "-q", "--hard", "HEAD~1")
+            (pd / "series").write_text(
+                "# prerequisites\n0001-fix.patch\n# features\n0002-feat-a.patch\n"
+                "0003-feat-b.patch  # B\n# generated\n0004-test.patch\n")
+        return P(Tree._template.name)
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         t = P(self.tmp.name)
+        for d in ("src", "patches"):
+            shutil.copytree(self.make_template() / d, t / d, symlinks=True)
         self.src, self.pd = t / "src", t / "patches" / "6.12"
-        self.pd.mkdir(parents=True)
-        s = self.src
-        (s / "kernel" / "sched").mkdir(parents=True)
-        (s / "Makefile").write_text(MAKEFILE)
-        (s / "kernel" / "sched" / "fair.c").write_text(FAIR)
-        (s / "kernel" / "sched" / "debug.c").write_text(FAIR)
-        git(s, "init", "-q", "-b", "main")
-        git(s, "add", "-A")
-        git(s, "commit", "-q", "-m", "before")
-        self.patch("0001-fix.patch", "kernel/sched/debug.c", "line 5\n", "line 5 fixed\n",
-                   "sched/debug: Fix a thing")
-        git(s, "reset", "-q", "--hard", "HEAD~1")
-        self.patch("0002-feat-a.patch", "kernel/sched/fair.c", "line 10\n", "line 10 a\n",
-                   "sched/fair: Feature A whose subject is long enough to be folded by git "
-                   "format-patch onto a second line")
-        self.patch("0003-feat-b.patch", "kernel/sched/fair.c", "line 30\n", "line 30 b\n",
-                   "sched/fair: Feature B")
-        (s / "kernel" / "sched" / "tests").mkdir()
-        (s / "kernel" / "sched" / "tests" / "t.c").write_text("test\n")
-        git(s, "add", "-A")
-        git(s, "commit", "-q", "-m", "sched/fair: Add a test")
-        out = git(s, "format-patch", "-1", "--stdout")
-        (self.pd / "0004-test.patch").write_text(out)
-        git(s, "reset", "-q", "--hard", "HEAD~1")
-        (self.pd / "series").write_text(
-            "# prerequisites\n0001-fix.patch\n# features\n0002-feat-a.patch\n"
-            "0003-feat-b.patch  # B\n# generated\n0004-test.patch\n")
         self.series = sfp_series.load(self.pd)
 
     def tearDown(self):
         self.tmp.cleanup()
-
-    def patch(self, name, rel, old, new, subject):
-        edit(self.src, rel, old, new)
-        git(self.src, "commit", "-q", "-am", subject)
-        (self.pd / name).write_text(git(self.src, "format-patch", "-1", "--stdout"))
 
     def work(self) -> P:
         wt = P(self.tmp.name) / "wt"

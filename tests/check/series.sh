@@ -95,6 +95,6 @@ series_cases() {
 	t series_numbered series_numbered
 	t series_reproduces_source check_reproduces "$WT"
 	grep -E '^(kernel/sched/ of|intended)' "$CHK/$SUITE.series_reproduces_source.log" | sed 's/^/         /' || true
-	t test_patches_match_sources on_line "$l" "$ROOT/scripts/gen-test-patches.sh" --check
+	t test_patches_match_sources on_line "$l" "$SFP" gen-patches --check
 	stage_end
 }

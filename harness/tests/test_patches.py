@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp gen-patches: where the generator puts its lines in MAINTAINERS and
+lib/Kconfig.debug (and its refusal when the anchor is missing), the
+commit message a line gets, and the refusals before any work."""
+import pathlib
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_data  # noqa: E402
+import sfp_patches  # noqa: E402
+
+D = sfp_data.load()
+MAINTAINERS = ("SCHED_EXT\nF:\tkernel/sched/ext.c\n\nSCHEDULER\nM:\tA\nF:\tinclude/x\n"
+               "F:\tkernel/sched/\nF:\ttools/y\n\nSCSI\nF:\tkernel/sched/\n")
+KCONFIG = ("menu \"Scheduler Debugging\"\n\nconfig SCHEDSTATS\n\tbool \"x\"\n\nendmenu\n\n"
+           "menu \"Other\"\nendmenu\n")
+
+
+class Edits(unittest.TestCase):
+    def test_maintainers(self):
+        got = sfp_patches.maintainers_add(MAINTAINERS, "F:\tkernel/sched/", "F:\tkernel/sched/tests/")
+        self.assertEqual(got, MAINTAINERS.replace("F:\tkernel/sched/\nF:\ttools/y",
+                                                  "F:\tkernel/sched/\nF:\tkernel/sched/tests/\n"
+                                                  "F:\ttools/y"))
+        with self.assertRaisesRegex(sfp_patches.PatchesError, "no 'F:\tnope' line in the "
+                                    "SCHEDULER entry"):
+            sfp_patches.maintainers_add(MAINTAINERS, "F:\tnope", "x")
+
+    def test_kconfig(self):
+        got = sfp_patches.kconfig_add(KCONFIG, "config SCHED_FAIR_KUNIT_TEST\n\ttristate \"t\"")
+        self.assertEqual(got, KCONFIG.replace(
+            "\nendmenu\n\nmenu", "\nconfig SCHED_FAIR_KUNIT_TEST\n\ttristate \"t\"\n\n"
+            "endmenu\n\nmenu", 1))
+        with self.assertRaisesRegex(sfp_patches.PatchesError, "could not find SCHEDSTATS"):
+            sfp_patches.kconfig_add("menu \"x\"\nendmenu\n", "y")
+
+    def test_commit_msg(self):
+        self.assertEqual(sfp_patches.commit_msg("kunit", "6.1").name, "COMMIT_MSG-6.1")
+        self.assertEqual(sfp_patches.commit_msg("kunit", "7.1").name, "COMMIT_MSG")
+
+
+class Refusals(unittest.TestCase):
+    def test_no_tree_no_mark(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = pathlib.Path(d)
+            with self.assertRaisesRegex(sfp_patches.PatchesError, "no work tree at .*make prepare"):
+                sfp_patches.generate(D, "6.12", b, sfp_data.ROOT / "patches" / "6.12", b / "o")
+            (b / "tree" / ".git").mkdir(parents=True)
+            (b / "p").mkdir()
+            (b / "p" / "series").write_text("# features\n")
+            with self.assertRaisesRegex(sfp_patches.PatchesError, "lacks the line '# generated"):
+                sfp_patches.generate(D, "6.12", b, b / "p", b / "o")
+
+    def test_every_series_has_the_mark(self):
+        for line in D.line_names():
+            text = (sfp_data.ROOT / "patches" / line / "series").read_text().splitlines()
+            self.assertIn(sfp_patches.MARK, text, line)
+
+
+if __name__ == "__main__":
+    unittest.main()
