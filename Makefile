@@ -79,7 +79,7 @@ robot: prepare
 	scripts/robot.sh $(ROBOT_OPTS)
 
 submission: prepare
-	scripts/submission.sh
+	./sfp submission
 
 KUNIT_ARCH ?= x86_64
 kunit: prepare
