@@ -83,7 +83,7 @@ submission: prepare
 
 KUNIT_ARCH ?= x86_64
 kunit: prepare
-	scripts/kunit.sh --arch $(KUNIT_ARCH)
+	./sfp kunit --arch $(KUNIT_ARCH)
 
 MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp kunit: kunit.py's arguments per architecture, bad input refused
+before work, and kunit.py run in the work tree with its exit status and
+log (a stand-in kunit.py that prints its arguments)."""
+import io
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from unittest import mock
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_data  # noqa: E402
+import sfp_kunit  # noqa: E402
+
+D = sfp_data.load()
+
+P = pathlib.Path
+
+
+class Command(unittest.TestCase):
+    def setUp(self):
+        patch = mock.patch.object(sfp_kunit.shutil, "which", return_value="/usr/bin/x")
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def test_arches(self):
+        x86 = sfp_kunit.command(D, "x86_64", 2, P("/b/kunit"), "3")
+        self.assertEqual(x86[:5], ["run", "--kunitconfig=kernel/sched/tests",
+                                   "--build_dir=/b/kunit/x86_64", "--jobs=3", "--timeout=1800"])
+        self.assertEqual(x86[-2:], ["--qemu_args", "-smp 2"])
+        arm = sfp_kunit.command(D, "arm64", 4, P("/b/kunit"), "3")
+        self.assertIn("--cross_compile=aarch64-linux-gnu-", arm)
+        self.assertIn("CC=ccache aarch64-linux-gnu-gcc", arm)
+        self.assertNotIn("--qemu_args", sfp_kunit.command(D, "um", 4, P("/b"), "3"))
+
+    def test_refusals(self):
+        with self.assertRaisesRegex(sfp_kunit.KunitError, "--arch wants one of x86_64, arm64, um, "
+                                    "not 'riscv'"):
+            sfp_kunit.command(D, "riscv", 2, P("/b"), "3")
+        with self.assertRaisesRegex(sfp_kunit.KunitError, "-s wants a number of vCPUs > 0"):
+            sfp_kunit.command(D, "x86_64", 0, P("/b"), "3")
+        with mock.patch.object(sfp_kunit.shutil, "which", side_effect=lambda c: None
+                               if c == "aarch64-linux-gnu-gcc" else "/x"):
+            with self.assertRaisesRegex(sfp_kunit.KunitError, "gcc-aarch64-linux-gnu"):
+                sfp_kunit.command(D, "arm64", 2, P("/b"), "3")
+
+
+class Run(unittest.TestCase):
+    def test_stand_in(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = P(d)
+            with self.assertRaisesRegex(sfp_kunit.KunitError, "no work tree"):
+                sfp_kunit.run(D, b, "um", 1, {}, lambda m: None)
+            t = b / "tree"
+            (t / "tools" / "testing" / "kunit").mkdir(parents=True)
+            subprocess.run(["git", "init", "-q", str(t)], check=True)
+            with self.assertRaisesRegex(sfp_kunit.KunitError, "no kernel/sched/tests/.kunitconfig"):
+                sfp_kunit.run(D, b, "um", 1, {}, lambda m: None)
+            (t / "kernel" / "sched" / "tests").mkdir(parents=True)
+            (t / "kernel" / "sched" / "tests" / ".kunitconfig").write_text("")
+            (t / "tools" / "testing" / "kunit" / "kunit.py").write_text(
+                "import sys\nprint(' '.join(sys.argv[1:3]))\nsys.exit(2)\n")
+            out = io.StringIO()
+            with redirect_stdout(out):
+                rc = sfp_kunit.run(D, b, "um", 1, {"PATH": "/usr/bin:/bin"}, lambda m: None)
+            self.assertEqual(rc, 2)
+            self.assertEqual(out.getvalue(), "run --kunitconfig=kernel/sched/tests\n")
+            self.assertEqual((b / "kunit" / "um.log").read_text(), out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
