@@ -76,7 +76,7 @@ patches: prepare
 
 ROBOT_OPTS ?=
 robot: prepare
-	scripts/robot.sh $(ROBOT_OPTS)
+	./sfp robot $(ROBOT_OPTS)
 
 submission: prepare
 	./sfp submission

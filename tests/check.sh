@@ -24,7 +24,7 @@ Run the project's whole test suite and end with 'N passed, N failed':
      the user's tree (git status, HEAD) untouched;
   3. the main job (./sfp run) on every line checked in 1: build,
      boot, KUnit and kselftests in the guest;
-  4. (--full) the robot checks (scripts/robot.sh --quick) on every line checked
+  4. (--full) the robot checks (sfp robot --quick) on every line checked
      in 1: kernel/sched/ of each patch of the series on its own, of
      patched in the configs of kernel-config/robot/, with W=1 and sparse
      against series-base, and cross built for arm64;

@@ -33,7 +33,7 @@ robot_cases() {
 	local l=$1
 	stage_start "robot checks, line $l (kernel/sched/ objects)"
 	use_line "$l"
-	t robot_builds on_line "$l" "$ROOT/scripts/robot.sh" --quick
+	t robot_builds on_line "$l" "$SFP" robot --quick
 	grep -E '^\| .* \| (FAILED|n/a)|^W=1|^    ' "$CHK/$SUITE.robot_builds.log" | sed 's/^/         /' || true
 	stage_end
 }

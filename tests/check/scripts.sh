@@ -12,7 +12,7 @@ help_all() {
 		echo "$s --help: ok"
 	done
 	"$SFP" --help >/dev/null || { echo "sfp --help failed"; return 1; }
-	for s in data get line-env validate prepare series gen-patches submission kunit run repeat figures fragments build-kernel build-guest config-unmet boot result report summarize baseline-verdict mutate stress race prose compare lava-job lava-result fanout bench-lines lab; do
+	for s in data get line-env validate prepare series gen-patches submission kunit robot run repeat figures fragments build-kernel build-guest config-unmet boot result report summarize baseline-verdict mutate stress race prose compare lava-job lava-result fanout bench-lines lab; do
 		"$SFP" "$s" --help >/dev/null || { echo "sfp $s --help failed"; return 1; }
 		echo "sfp $s --help: ok"
 	done
