@@ -40,6 +40,7 @@ import subprocess
 import time
 from typing import Callable, Protocol
 
+import sfp_env
 import sfp_lab
 import sfp_lava
 import sfp_results
@@ -105,9 +106,9 @@ class Ended:
 
 
 def _need(cmd: str, package: str) -> None:
-    if not shutil.which(cmd):
-        raise BootRefused(f"{cmd} not found: install the Debian package '{package}' "
-                          "(or run 'make setup' as root)")
+    msg = sfp_env.missing_tool(cmd, package)
+    if msg:
+        raise BootRefused(msg)
 
 
 def check(req: BootRequest, data: Data) -> Machine:

@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 import time
 from typing import Callable
+
+import sfp_env
 
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("flex", "flex"), ("bison", "bison"), ("bc", "bc"),
          ("ccache", "ccache"), ("perl", "perl"))
@@ -76,9 +77,9 @@ def config_unmet(config: pathlib.Path, fragments: list[pathlib.Path],
 
 def check_tools() -> None:
     for cmd, pkg in TOOLS:
-        if not shutil.which(cmd):
-            raise BuildError(f"{cmd} not found: install the Debian package '{pkg}' "
-                             "(or run 'make setup' as root)")
+        msg = sfp_env.missing_tool(cmd, pkg)
+        if msg:
+            raise BuildError(msg)
     if not pathlib.Path("/usr/include/libelf.h").is_file():
         raise BuildError("libelf.h not found: install the Debian package 'libelf-dev' "
                          "(or run 'make setup' as root)")

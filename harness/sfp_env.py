@@ -13,6 +13,7 @@ import dataclasses
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
@@ -107,6 +108,14 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
     else:
         build = top / line
     return LineChoice(line, how, build)
+
+
+def missing_tool(cmd: str, package: str) -> str:
+    """'' when CMD (a name on PATH, or a path) can be run; else the one
+    line that names the Debian package to install."""
+    found = os.access(cmd, os.X_OK) if "/" in cmd else shutil.which(cmd)
+    return "" if found else (f"{cmd} not found: install the Debian package '{package}' "
+                             "(or run 'make setup' as root)")
 
 
 def check_ksrc(ksrc: str) -> None:

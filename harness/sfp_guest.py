@@ -39,6 +39,8 @@ import sys
 import tempfile
 from typing import Callable
 
+import sfp_env
+
 from sfp_data import ROOT
 
 BUSYBOX = pathlib.Path("/bin/busybox")
@@ -92,8 +94,9 @@ def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
 
 
 def _need(cmd: str, pkg: str) -> None:
-    if not shutil.which(cmd):
-        raise GuestError(f"{cmd} not found: install the Debian package '{pkg}' {SETUP}")
+    msg = sfp_env.missing_tool(cmd, pkg)
+    if msg:
+        raise GuestError(msg)
 
 
 def is_static(path: pathlib.Path) -> bool:
@@ -138,8 +141,7 @@ def check_inputs(g: Guest) -> None:
         _need("gcc", "gcc")
         _need("make", "make")
         _need("rsync", "rsync")
-        if not TIMEOUT.is_file():
-            raise GuestError(f"{TIMEOUT} not found: install the Debian package 'coreutils'")
+        _need(str(TIMEOUT), "coreutils")
 
 
 def check(g: Guest) -> None:

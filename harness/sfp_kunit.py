@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
 from typing import Callable
 
+import sfp_env
+
 from sfp_data import Data
 
-SETUP = "(or run 'make setup' as root)"
 # The Debian package of each program an architecture's record names.
 PACKAGES = {"python3": "python3", "ccache": "ccache", "qemu-system-x86_64": "qemu-system-x86",
             "qemu-system-aarch64": "qemu-system-arm",
@@ -40,9 +40,9 @@ class KunitError(Exception):
 
 
 def _need(cmd: str) -> None:
-    if not shutil.which(cmd):
-        raise KunitError(f"{cmd} not found: install the Debian package "
-                         f"'{PACKAGES.get(cmd, cmd)}' {SETUP}")
+    msg = sfp_env.missing_tool(cmd, PACKAGES.get(cmd, cmd))
+    if msg:
+        raise KunitError(msg)
 
 
 def command(data: Data, arch: str, vcpus: int, out: pathlib.Path, jobs: str) -> list[str]:
@@ -82,15 +82,14 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
     say(f"in {wt}: tools/testing/kunit/kunit.py {' '.join(args)}")
     t0 = time.monotonic()
     with open(out / f"{arch}.log", "w", encoding="utf-8", errors="replace") as log:
-        proc = subprocess.Popen(["python3",
-                                 "tools/testing/kunit/kunit.py", *args], cwd=wt, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace")
-        assert proc.stdout
-        for ln in proc.stdout:
-            sys.stdout.write(ln)
-            sys.stdout.flush()
-            log.write(ln)
-        rc = proc.wait()
+        with subprocess.Popen(["python3", "tools/testing/kunit/kunit.py", *args], cwd=wt,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace") as proc:
+            assert proc.stdout
+            for ln in proc.stdout:
+                sys.stdout.write(ln)
+                sys.stdout.flush()
+                log.write(ln)
+        rc = proc.returncode
     say(f"kunit.py exited {rc} after {int(time.monotonic() - t0)}s (log: {out}/{arch}.log)")
     return rc

@@ -130,9 +130,8 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
         src = _source_from_meta(sfp_run.wt_meta(wt, "source"))
     if not src:
         raise PrepareError(f"no source for the {line} line: {source_hint(data, line)}")
-    if not shutil.which("git"):
-        raise PrepareError("git not found: install the Debian package 'git' "
-                           "(or run 'make setup' as root)")
+    if sfp_env.missing_tool("git", "git"):
+        raise PrepareError(sfp_env.missing_tool("git", "git"))
     p = pathlib.Path(src)
     if not p.exists():
         if src == default_src:

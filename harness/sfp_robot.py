@@ -40,6 +40,7 @@ import time
 from typing import Callable
 
 import sfp_build
+import sfp_env
 import sfp_prepare
 import sfp_run
 import sfp_series
@@ -182,9 +183,8 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
             raise RobotError(f"{tree} has no 'series-base' and 'patched' (prepare it again: "
                              "./sfp prepare)")
     for cmd, pkg in TOOLS + ((f"{cross}gcc", "gcc-aarch64-linux-gnu"),):
-        if not shutil.which(cmd):
-            raise RobotError(f"{cmd} not found: install the Debian package '{pkg}' (or run "
-                             "'make setup' as root)")
+        if sfp_env.missing_tool(cmd, pkg):
+            raise RobotError(sfp_env.missing_tool(cmd, pkg))
     table = table or r.out / "table.md"
     r.out.mkdir(parents=True, exist_ok=True)
     r.objtop.mkdir(parents=True, exist_ok=True)

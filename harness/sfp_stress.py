@@ -30,7 +30,6 @@ $BUILD/stress/KIND-TOPOLOGY/ instead of $BUILD/stress/.
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 import shutil
 import subprocess
@@ -38,6 +37,7 @@ import sys
 import time
 from typing import Callable
 
+import sfp_env
 import sfp_mutate
 import sfp_repeat
 import sfp_results
@@ -92,9 +92,8 @@ def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: i
         if kern not in KERNELS:
             raise StressRefused(f"unknown kernel '{kern}': patched or baseline")
     for cmd, pkg in TOOLS:
-        if not os.access(f"/usr/bin/{cmd}", os.X_OK):
-            raise StressRefused(f"/usr/bin/{cmd} not found: install the Debian package '{pkg}' "
-                                "(or run 'make setup' as root)")
+        if sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg):
+            raise StressRefused(sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg))
     return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]))
 
 

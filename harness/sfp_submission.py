@@ -19,11 +19,12 @@ empty. Needs a prepared work tree (make prepare).
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 from typing import Callable
 
 import sfp_series as S
+
+import sfp_env
 from sfp_data import ROOT
 
 
@@ -51,9 +52,8 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
           say: Callable[[str], None]) -> pathlib.Path:
     """The submission in OUT (default BUILD/submission); its directory."""
     for cmd, pkg in (("git", "git"), ("perl", "perl")):
-        if not shutil.which(cmd):
-            raise SubmissionError(f"{cmd} not found: install the Debian package '{pkg}' (or run "
-                                  "'make setup' as root)")
+        if sfp_env.missing_tool(cmd, pkg):
+            raise SubmissionError(sfp_env.missing_tool(cmd, pkg))
     wt = build / "tree"
     if not (wt / ".git").is_dir():
         raise SubmissionError(f"no work tree at {wt}: run 'make prepare' (or KSRC=... ./sfp "

@@ -23,7 +23,7 @@ P = pathlib.Path
 
 class Command(unittest.TestCase):
     def setUp(self):
-        patch = mock.patch.object(sfp_kunit.shutil, "which", return_value="/usr/bin/x")
+        patch = mock.patch.object(sfp_kunit.sfp_env.shutil, "which", return_value="/usr/bin/x")
         patch.start()
         self.addCleanup(patch.stop)
 
@@ -43,7 +43,7 @@ class Command(unittest.TestCase):
             sfp_kunit.command(D, "riscv", 2, P("/b"), "3")
         with self.assertRaisesRegex(sfp_kunit.KunitError, "-s wants a number of vCPUs > 0"):
             sfp_kunit.command(D, "x86_64", 0, P("/b"), "3")
-        with mock.patch.object(sfp_kunit.shutil, "which", side_effect=lambda c: None
+        with mock.patch.object(sfp_kunit.sfp_env.shutil, "which", side_effect=lambda c: None
                                if c == "aarch64-linux-gnu-gcc" else "/x"):
             with self.assertRaisesRegex(sfp_kunit.KunitError, "gcc-aarch64-linux-gnu"):
                 sfp_kunit.command(D, "arm64", 2, P("/b"), "3")
