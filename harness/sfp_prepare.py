@@ -83,10 +83,7 @@ def source_hint(data: Data, line: str) -> str:
         f"{var}=/path/to/linux"
 
 
-def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> \
-        subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                          env=env, check=False)
+_git = S.git
 
 
 def _must(tree: pathlib.Path, *args: str) -> str:
@@ -104,7 +101,7 @@ def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) ->
     d = where
     while not d.exists():
         d = d.parent
-    have = shutil.disk_usage(d).free // (1 << 30)
+    have = sfp_run.free_gib(d)
     if have < gib:
         raise PrepareError(f"{what} needs about {gib} GiB free where {d} is; there are {have} "
                            f"GiB (df -h {d}): free some, or point BUILD= (or TMPDIR=) elsewhere; "

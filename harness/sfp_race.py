@@ -35,7 +35,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from typing import Callable
 
 import sfp_results
@@ -108,14 +107,6 @@ def _keep(build: pathlib.Path, name: str, what: str, to: pathlib.Path) -> None:
         shutil.copyfile(src, to)
 
 
-def _stage(name: str, times: pathlib.Path | None, t0: float) -> None:
-    dt = int(time.monotonic() - t0)
-    print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
-    if times:
-        with open(times, "a", encoding="utf-8") as f:
-            f.write(f"{name}\t{dt}\n")
-
-
 def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, out: pathlib.Path) -> \
         tuple[bool, str, str]:
     """(as stated, first splat, verdict) of one lockdep boot."""
@@ -146,11 +137,23 @@ def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str],
     out.mkdir(parents=True)
     (out / "unfix.patch").write_bytes(unfix)
     report = _Report(out / "report.md")
-    ok = True
+    stages = sfp_run.Stages(times, fresh=False)
+    with stages.stage("lockdep: one read of sched/debug, unfixed and fixed"):
+        ok = _lockdep(r, build, out, report, env, say)
+    if not r.lockdep_only:
+        with stages.stage(f"oops rate: {r.boots} boots x 2 kernels, {r.vcpus} vCPUs, "
+                          f"{r.secs}s each"):
+            ok &= _oops_rate(r, build, out, report, env, say)
+    print(file=sys.stderr)
+    print(sfp_results.text(report.path), end="")
+    return ok
 
-    name = "lockdep: one read of sched/debug, unfixed and fixed"
-    print(f"==> {name}", file=sys.stderr, flush=True)
-    t0 = time.monotonic()
+
+def _lockdep(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
+             env: dict[str, str], say: Callable[[str], None]) -> bool:
+    """Part 1: patched with and without the fix on the debug kernel."""
+    tree = build / "tree"
+    ok = True
     subject = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%s", "base"],
                              capture_output=True, text=True, check=False).stdout.strip()
     report(f"# The sched/debug race: {subject}", "", "## Deterministic check (lockdep)", "",
@@ -172,21 +175,12 @@ def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str],
         ok &= good
         report(f"| {k} | {'failed' if rc else 'passed'} | {splat or 'none'} | {verdict} |")
         say(f"lockdep, {k}: {verdict}")
-    _stage(name, times, t0)
-
-    if not r.lockdep_only:
-        ok &= _oops_rate(r, build, out, report, env, say, times)
-    print(file=sys.stderr)
-    print(sfp_results.text(report.path), end="")
     return ok
 
 
 def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
-               env: dict[str, str], say: Callable[[str], None],
-               times: pathlib.Path | None) -> bool:
-    name = f"oops rate: {r.boots} boots x 2 kernels, {r.vcpus} vCPUs, {r.secs}s each"
-    print(f"==> {name}", file=sys.stderr, flush=True)
-    t0 = time.monotonic()
+               env: dict[str, str], say: Callable[[str], None]) -> bool:
+    """Part 2: base and base + the fix, BOOTS boots each under load."""
     pool = out / "sfp_pool"
     if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o", str(pool),
                        str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
@@ -229,5 +223,4 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
         ok &= not (k == "fixed" and oops)
         report(f"| {k} | {r.boots} | {round(r.boots * r.secs / 60)} | {oops} | "
                f"{', '.join(where) or '-'} | {reads} |")
-    _stage(name, times, t0)
     return ok

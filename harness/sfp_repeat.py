@@ -14,6 +14,7 @@ case over the N boots. `sfp mutate` boots each variant this way.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -104,6 +105,21 @@ def _name(run_args: list[str]) -> str:
     return name
 
 
+@contextlib.contextmanager
+def busy_loops(n: int, say: Callable[[str], None]):
+    """N busy loops on the host ('yes') while the block runs: a host whose
+    cores other work shares, like a busy CI machine."""
+    loops = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(n)]
+    if n:
+        say(f"{n} busy loops on the host while the guests run")
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
 def repeat(run_args: list[str], n: int, out: pathlib.Path, busy: int, env: dict[str, str],
            say: Callable[[str], None], table: TextIO) -> None:
     """Build once, boot N times; the table on TABLE."""
@@ -117,11 +133,8 @@ def repeat(run_args: list[str], n: int, out: pathlib.Path, busy: int, env: dict[
                           check=False).returncode:
             raise RepeatFailed(f"./sfp run {' '.join(run_args)} --build-only failed "
                                f"(see {out}/build.out)")
-    loops = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(busy)]
-    if busy:
-        say(f"{busy} busy loops on the host while the guests run")
     failures: collections.Counter[str] = collections.Counter()
-    try:
+    with busy_loops(busy, say):
         print(_row("boot", "passed", "failed", "light load", "overload control", "missed",
                    "root tg_load_avg (max over CPUs)"), file=table, flush=True)
         for i in range(1, n + 1):
@@ -136,10 +149,6 @@ def repeat(run_args: list[str], n: int, out: pathlib.Path, busy: int, env: dict[
             print(_row(str(i), str(sum(c.status == "PASS" for c in cases)),
                        str(len(failed)) if cases else "no result", fig.light, fig.control,
                        fig.missed, root_tg_max(log / "guest.log") or "-"), file=table, flush=True)
-    finally:
-        for p in loops:
-            p.kill()
-            p.wait()
     print(f"\nfailures per test case over {n} boots:", file=table)
     for case in sorted(failures):
         print(f"  {case}: {failures[case]}", file=table)

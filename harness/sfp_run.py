@@ -261,11 +261,13 @@ def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
 
 class Stages:
     """Wall-clock stage times: '==> NAME' and '<== NAME: Ns' on stderr, and
-    a row of LOGDIR/stage-times.tsv each."""
+    a row of TSV each (LOGDIR/stage-times.tsv, emptied first; or a caller's
+    STAGE_TIMES, appended to; or none)."""
 
-    def __init__(self, tsv: pathlib.Path):
+    def __init__(self, tsv: pathlib.Path | None, fresh: bool = True):
         self.tsv = tsv
-        tsv.write_text("")
+        if tsv and fresh:
+            tsv.write_text("")
 
     @contextlib.contextmanager
     def stage(self, name: str):
@@ -276,8 +278,9 @@ class Stages:
         finally:
             dt = int(time.monotonic() - t0)
             print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
-            with open(self.tsv, "a", encoding="utf-8") as f:
-                f.write(f"{name}\t{dt}\n")
+            if self.tsv:
+                with open(self.tsv, "a", encoding="utf-8") as f:
+                    f.write(f"{name}\t{dt}\n")
 
     def line(self) -> str:
         rows = [ln.rpartition("\t") for ln in self.tsv.read_text().splitlines()]

@@ -27,6 +27,8 @@ import shlex
 import subprocess
 import tempfile
 
+from sfp_env import makefile_version
+
 GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
 ROLES = ("prereq", "feature", "test")
 _SECTIONS = (("# prerequisites", "prereq"), ("# features", "feature"), ("# generated", "test"))
@@ -91,26 +93,14 @@ def subject(patch: pathlib.Path) -> str:
     return ""
 
 
-def makefile_version(text: str) -> str:
-    """'6.12.117' from a top-level kernel Makefile's text ('' if none)."""
-    v = {}
-    for ln in text.splitlines():
-        w = ln.split()
-        if len(w) >= 2 and w[1] == "=" and w[0] in ("VERSION", "PATCHLEVEL", "SUBLEVEL",
-                                                     "EXTRAVERSION"):
-            v[w[0]] = w[2] if len(w) > 2 else ""
-    if not v.get("VERSION"):
-        return ""
-    return f"{v['VERSION']}.{v.get('PATCHLEVEL', '')}.{v.get('SUBLEVEL', '')}" \
-        f"{v.get('EXTRAVERSION', '')}"
-
-
 def kernel_version(tree: pathlib.Path) -> str:
+    """'6.12.117' from TREE's top-level Makefile."""
     return makefile_version((tree / "Makefile").read_text(errors="replace"))
 
 
-def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None,
-         stdin: str | None = None) -> subprocess.CompletedProcess:
+def git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> subprocess.CompletedProcess:
+    """git -C TREE ARGS, its output captured as text."""
     return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
                           input=stdin, env=env, check=False)
 
@@ -121,7 +111,7 @@ def _threeway(threeway_from: pathlib.Path) -> dict[str, str]:
 
 
 def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bool:
-    return _git(tree, *args, env=env).returncode == 0
+    return git(tree, *args, env=env).returncode == 0
 
 
 class GitFailed(Exception):
@@ -129,7 +119,7 @@ class GitFailed(Exception):
 
 
 def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
-    r = _git(tree, *args, stdin=stdin)
+    r = git(tree, *args, stdin=stdin)
     if r.returncode:
         raise GitFailed(f"git {' '.join(args[:3])} failed in {tree}: "
                         f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
@@ -220,6 +210,17 @@ def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev:
     _must(dest, *GIT_ID, "commit", "-q", "-m", f"base: {kernel_version(dest)}")
 
 
+def selftests_diff(tree: pathlib.Path) -> bytes:
+    """What 'patched' adds to 'baseline' under tools/testing/selftests: the
+    series' kselftests, for a baseline kernel that runs them (make mutate,
+    make stress). SeriesError if that is nothing."""
+    diff = subprocess.run(["git", "-C", str(tree), "diff", "baseline", "patched", "--",
+                           "tools/testing/selftests"], capture_output=True, check=False)
+    if diff.returncode or not diff.stdout:
+        raise SeriesError(f"'patched' adds no kselftests to 'baseline' in {tree}")
+    return diff.stdout
+
+
 def features_end(tree: pathlib.Path, series: list[Patch]) -> str:
     """The commit of TREE's 'patched' after the last feature patch (the
     test patches are the series' last ones)."""
@@ -239,14 +240,14 @@ def source_fixed(tree: pathlib.Path, series: list[Patch]) -> str:
             if p.role == "prereq" and not in_rev(tree, "base", p.path):
                 if not _ok(tree, "apply", "--cached", str(p.path), env=env):
                     raise GitFailed(f"{p.name} does not apply to base")
-        r = _git(tree, "write-tree", env=env)
+        r = git(tree, "write-tree", env=env)
         if r.returncode:
             raise GitFailed(f"git write-tree failed in {tree}")
         return r.stdout.strip()
 
 
 def _conflicts(tree: pathlib.Path) -> str:
-    r = _git(tree, "diff", "--name-only", "--diff-filter=U")
+    r = git(tree, "diff", "--name-only", "--diff-filter=U")
     return "".join(f"{f} " for f in r.stdout.splitlines()) if r.returncode == 0 else ""
 
 
@@ -337,19 +338,19 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
         if p.role == "prereq" and _ok(tree, "apply", "--check", "-R", str(p.path)):
             res.how[i] = "contained"
             continue
-        chk = _git(tree, "apply", "--check", "-v", str(p.path))
+        chk = git(tree, "apply", "--check", "-v", str(p.path))
         err = chk.stdout + chk.stderr
         if chk.returncode == 0:
-            am = _git(tree, *GIT_ID, "am", "-q", str(p.path))
+            am = git(tree, *GIT_ID, "am", "-q", str(p.path))
             err = am.stdout + am.stderr
         if chk.returncode == 0 and am.returncode == 0:
             res.how[i] = "am"
         else:
-            _git(tree, "am", "--abort")
+            git(tree, "am", "--abort")
             where = _first_hunk(err, p.path)
             am3 = None
             if threeway_from:
-                am3 = _git(tree, *GIT_ID, "am", "-q", "--3way", str(p.path),
+                am3 = git(tree, *GIT_ID, "am", "-q", "--3way", str(p.path),
                            env=_threeway(threeway_from))
             if am3 is not None and am3.returncode == 0:
                 res.how[i] = "3way"
@@ -362,7 +363,7 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
                 res.fail_conflicts = _conflicts(tree)
                 res.fail_err = next((ln for ln in err.splitlines()
                                      if ln.startswith(("error", "CONFLICT"))), "")
-                _git(tree, "am", "--abort")
+                git(tree, "am", "--abort")
                 return res
         if p.role == "prereq":
             res.prereq_end = _must(tree, "rev-parse", "HEAD").strip()

@@ -34,13 +34,13 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import time
 from typing import Callable
 
 import sfp_env
 import sfp_mutate
 import sfp_repeat
 import sfp_results
+import sfp_run
 from sfp_data import ROOT, Data
 
 TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
@@ -178,29 +178,16 @@ def stress(s: Stress, build: pathlib.Path, data: Data, env: dict[str, str],
     out = s.out(build)
     out.mkdir(parents=True, exist_ok=True)
     ok = True
-    loops = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(s.busy)]
-    if s.busy:
-        say(f"{s.busy} busy loops on the host while the guests run")
-    try:
+    stages = sfp_run.Stages(stage_times, fresh=False)
+    with sfp_repeat.busy_loops(s.busy, say):
         for k in s.kernels:
             runs = f", {s.runs} runs, {s.busy} busy loops" if s.runs > 1 else ""
-            name = (f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
-                    f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}")
-            print(f"==> {name}", file=sys.stderr, flush=True)
-            t0 = time.monotonic()
-            if s.runs == 1:
-                ok &= boot(s, k, out / k, out, data, env, say).ok
-            else:
-                ok &= _tally(s, k, out, data, env, say)
-            dt = int(time.monotonic() - t0)
-            print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
-            if stage_times:
-                with open(stage_times, "a", encoding="utf-8") as f:
-                    f.write(f"{name}\t{dt}\n")
-    finally:
-        for p in loops:
-            p.kill()
-            p.wait()
+            with stages.stage(f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
+                              f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}"):
+                if s.runs == 1:
+                    ok &= boot(s, k, out / k, out, data, env, say).ok
+                else:
+                    ok &= _tally(s, k, out, data, env, say)
     return ok
 
 
