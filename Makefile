@@ -129,7 +129,7 @@ bench-smoke: prepare
 
 MATRIX_OPTS ?=
 matrix: setup
-	scripts/matrix.sh $(MATRIX_OPTS) -o docs/matrix.md
+	./sfp matrix $(MATRIX_OPTS) -o docs/matrix.md
 
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:

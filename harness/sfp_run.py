@@ -2,7 +2,7 @@
 """The one path from a kernel tree to a verdict: build it, make the guest,
 boot it in QEMU, run every test inside, report. Every kernel the project
 builds and boots goes through here (`sfp run`; make, make mutate, bench,
-stress, race, matrix and make check call it).
+stress, race, sfp matrix and make check call it).
 
 A Run is what the flags and the environment ask for, checked whole
 before anything is touched: the kind and topology records, the numbers

@@ -1,0 +1,354 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The point-release matrix: every version of linux-source-LINE that the
+Debian archive serves (apt-cache madison; fetched with apt-get download,
+no other network), for every line with a series and a Debian package,
+and for a line without a package its one source where one is given
+(SFP_SRC_<LINE>, say SFP_SRC_6_19=/path/to/linux: a directory, git
+checkout or tarball; without one, a row says so), checked against that
+line's series:
+
+  features   per feature patch of the line's series: contained (it
+             reverse-applies), drifted (the source has the change with
+             other context: it neither applies nor reverse-applies) or
+             absent (it applies)
+  baseline   whether every feature the source has backs out
+             ('series-base'): plainly, else with a three-way merge
+  applies    whether the series applies to series-base: 'git am', else
+             'git am --3way', else the patch and the file that conflict
+             (three-way merges read the blobs of the line's prepared work
+             tree, $BUILD/LINE/tree, where it exists: make prepare)
+  reproduced whether series-base + the feature patches gives back the
+             source's kernel/sched/ byte for byte (+ any prerequisite the
+             source lacks)
+
+These four need only the files the series touches, taken from the
+source. Then, for the newest and the oldest version of each line (the
+one source of a line without a package), the main job (sfp run: build,
+boot, KUnit, kselftests) on the whole source (with THREEWAY_FROM where
+the checks needed a three-way merge), unless --no-boot.
+
+Work and downloads go to $BUILD/matrix: the .deb files are kept and not
+fetched again. Exit status 1 if a version fails a check or a build and
+boot fails; the table lists every version, failing ones with the reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import pathlib
+import re
+import shutil
+import subprocess
+from typing import Callable
+
+import sfp_env
+import sfp_prepare
+import sfp_run
+import sfp_series as S
+from sfp_data import ROOT, Data
+
+TOOLS = (("apt-get", "apt"), ("apt-cache", "apt"), ("dpkg-deb", "dpkg"), ("git", "git"))
+
+HEAD = """\
+# Point-release matrix
+
+Made by `{cmd}` (`make matrix`), {day}: every
+`linux-source-LINE` version the Debian archive served that day. Features
+are the line's feature patches by number (`patches/LINE/`): contained (the
+patch reverse-applies), drifted (the source has the change with other
+context: neither applies) or absent. "3way" means a three-way merge
+(`git apply -R --3way` to back a drifted feature out, `git am --3way`
+to apply), reading the blobs of the line's prepared work tree, was
+needed. "identical" means series-base + the feature patches gives back
+the source's `kernel/sched/` (plus any prerequisite fix it lacks) byte
+for byte.
+
+| line | version | features contained | drifted | absent | baseline | series applies | kernel/sched reproduced |
+|---|---|---|---|---|---|---|---|
+"""
+
+BOOTS_HEAD = """
+The newest and the oldest version of each line, built from the whole
+source and booted with the tests (a version whose series needed a
+three-way merge is prepared with `THREEWAY_FROM=build/LINE/tree`):
+| line | version | main job (build, boot, KUnit, kselftests) | wall time per stage |
+|---|---|---|---|
+"""
+
+
+class MatrixError(Exception):
+    """The matrix cannot be made; the message is one line."""
+
+
+@dataclasses.dataclass
+class Row:
+    """One version's checks. ok: every check passed (the row counts
+    against the exit status otherwise)."""
+    line: str
+    version: str
+    have: str = ""
+    drift: str = ""
+    absent: str = ""
+    base: str = ""
+    applies: str = ""
+    repro: str = ""
+    note: str = ""  # a row that was not checked: why
+
+    @property
+    def ok(self) -> bool:
+        if self.note:
+            return False
+        bad = any(w in f"{self.base}|{self.applies}|{self.repro}"
+                  for w in ("no:", "n/a", "differs"))
+        return not bad and bool(self.have or self.drift)
+
+    @property
+    def threeway(self) -> bool:
+        return "3way" in f"{self.base}|{self.applies}"
+
+    def md(self) -> str:
+        if self.note:
+            return f"| {self.line} | {self.version} | {self.note} | | | | | |"
+        return (f"| {self.line} | {self.version} |{self.have or ' none'} |"
+                f"{self.drift or ' none'} |{self.absent or ' none'} | {self.base} | "
+                f"{self.applies} | {self.repro} |")
+
+    def says(self) -> str:
+        return (f"{self.line} {self.version}: features{self.have or ' none'}, "
+                f"drifted{self.drift or ' none'}, absent{self.absent or ' none'}; "
+                f"baseline {self.base}; applies {self.applies}; reproduced {self.repro}")
+
+
+def _vkey(v: str) -> list:
+    """A sort key close to sort -V's: runs of digits compare as numbers,
+    '~' before anything, even the end (as in Debian's versions)."""
+    key: list = []
+    for part in re.findall(r"\d+|~|[^\d~]+", v):
+        key.append((2, int(part), "") if part.isdigit() else
+                   ((-1, 0, "") if part == "~" else (1, 0, part)))
+    return key + [(0, 0, "")]
+
+
+def versions(line_pkg: str) -> list[str]:
+    """The versions of the package that the archive serves, newest first."""
+    r = subprocess.run(["apt-cache", "madison", line_pkg], capture_output=True, text=True,
+                       check=False)
+    vs = {f[1].strip() for f in (ln.split("|") for ln in r.stdout.splitlines())
+          if len(f) > 2 and f[1].strip()}
+    return sorted(vs, key=_vkey, reverse=True)
+
+
+def fetch(debs: pathlib.Path, pkg: str, version: str) -> tuple[pathlib.Path | None, str]:
+    """PKG's .deb of VERSION in DEBS, downloaded once; or None and apt's
+    last error line."""
+    name = f"{pkg}_{version.replace(':', '%3a')}_all.deb"
+    if not (debs / name).is_file():
+        r = subprocess.run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           check=False)
+        if r.returncode or not (debs / name).is_file():
+            return None, (r.stderr.strip().splitlines() or ["apt-get download failed"])[-1]
+    return debs / name, ""
+
+
+def source_tarball(deb: pathlib.Path, out: pathlib.Path) -> None:
+    """The kernel source tarball inside DEB, to OUT (written whole or not
+    at all)."""
+    part = out.with_name(out.name + ".part")
+    with open(part, "wb") as f:
+        fsys = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                                stdout=subprocess.PIPE)
+        tar = subprocess.run(["tar", "-xO", "--wildcards", "./usr/src/linux-source-*.tar.xz"],
+                             stdin=fsys.stdout, stdout=f, check=False)
+        assert fsys.stdout
+        fsys.stdout.close()
+        if fsys.wait() or tar.returncode:
+            part.unlink()
+            raise MatrixError(f"no source tarball in {deb}")
+    part.rename(out)
+
+
+def check_version(line: str, version: str, src: pathlib.Path, work: pathlib.Path,
+                  patches: pathlib.Path, threeway_from: pathlib.Path | None) -> Row:
+    """The four checks of one version, in the scratch tree WORK."""
+    row = Row(line, version)
+    series = S.load(patches)
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        S.mini_tree(src, work, patches)
+    except S.GitFailed as e:
+        row.note = f"not checked: {e}"
+        return row
+    # baseline: back every feature the source has out; features:
+    # contained (reverse-applies), absent (applies) or drifted (neither).
+    row.base = "yes"
+    S.git(work, "checkout", "-q", "-b", "series-base")
+    try:
+        out = S.back_out(work, series, threeway_from)
+    except S.GitFailed:
+        row.base, out = "no: git failed backing out", S.BackOut()
+    for i in sorted(out.state):
+        n = " " + series[i].name[:4]
+        state = out.state[i]
+        if state == "contained":
+            row.have += n
+        elif state == "absent":
+            row.absent += n
+        else:
+            row.drift += n
+            if state == "drifted" and row.base == "yes":
+                row.base = f"yes (3way:{n})"
+            elif state == "stuck" and not row.base.startswith("no:"):
+                row.base = f"no:{n} does not back out" + (
+                    f", even with --3way (conflict in {out.conflicts.get(i) or '?'})"
+                    if threeway_from else "")
+    # applies: git am, else git am --3way, else the conflict named
+    S.git(work, "checkout", "-q", "-b", "patched")
+    applied = S.apply(work, series, threeway_from=threeway_from)
+    if applied.failed is None:
+        row.applies = next((f"3way ({series[i].name[:4]})" for i in sorted(applied.how)
+                            if applied.how[i] == "3way"), "am")
+    else:
+        row.applies = (f"no: {series[applied.failed].name} conflicts in "
+                       f"{applied.fail_conflicts or '?'}"
+                       + (f" ({applied.fail_err})" if applied.fail_err else ""))
+    if row.base.startswith("no:"):
+        row.applies = "n/a (no baseline)"
+    # reproduced: kernel/sched of series-base + prerequisites + features
+    # against the source + the prerequisites it lacks
+    row.repro = "n/a"
+    if not row.applies.startswith(("no:", "n/a")):
+        try:
+            feat, fixed = S.features_end(work, series), S.source_fixed(work, series)
+        except S.GitFailed as e:
+            row.repro = f"differs: {e}"
+        else:
+            if S.git(work, "diff", "--quiet", fixed, feat, "--", "kernel/sched").returncode == 0:
+                row.repro = "identical"
+            else:
+                names = S.git(work, "diff", "--name-only", fixed, feat, "--",
+                              "kernel/sched").stdout.split()
+                row.repro = "differs: " + "".join(f"{n} " for n in names)
+    return row
+
+
+def boot_version(row: Row, src: pathlib.Path, top: pathlib.Path, m: pathlib.Path,
+                 env: dict[str, str], stages: sfp_run.Stages) -> tuple[str, bool]:
+    """The main job on the whole source, when its checks passed: a row of
+    the boots table, and whether it passed."""
+    line, v = row.line, row.version
+    if not (row.ok and row.repro == "identical"):
+        return f"| {line} | {v} | not booted: the checks above failed |", True
+    with stages.stage(f"line {line}, Linux {v}: build, boot, tests"):
+        run_env = {k: val for k, val in env.items()
+                   if k not in ("LINE", "LINE_FROM", "SFP_LINE_BUILD")}
+        run_env.update(KSRC=str(src), BUILD=str(m / f"build-{v}"),
+                       THREEWAY_FROM=str(top / line / "tree") if row.threeway else "")
+        with open(m / f"run-{v}.log", "w", encoding="utf-8") as log:
+            brc = subprocess.run([str(ROOT / "sfp"), "run"], env=run_env, stdout=log,
+                                 stderr=subprocess.STDOUT, check=False).returncode
+        logs = m / f"build-{v}" / line / "logs" / "patched"
+        res = ""
+        if (logs / "report.txt").is_file():
+            res = next((ln for ln in (logs / "report.txt").read_text(errors="replace")
+                        .splitlines() if re.match(r"^[0-9]+ passed, [0-9]+ failed", ln)), "")
+        times = ""
+        if (logs / "stage-times.tsv").is_file():
+            times = ", ".join(f"{n} {s}s" for n, _, s in
+                              (ln.rpartition("\t") for ln in
+                               (logs / "stage-times.tsv").read_text().splitlines()))
+    res = res or f"no result (exit {brc}, see run-{v}.log)"
+    return f"| {line} | {v} | {res} | {times} |", brc == 0
+
+
+def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd: str,
+        env: dict[str, str], say: Callable[[str], None]) -> bool:
+    """The table, written to $BUILD/matrix/matrix.md (and OUT); False when
+    a version failed a check or its boot."""
+    for ln in lines:
+        if ln not in data.lines:
+            raise MatrixError(f"no line '{ln}': lines are {' '.join(data.line_names())}")
+    for tool, pkg in TOOLS:
+        if sfp_env.missing_tool(tool, pkg):
+            raise MatrixError(sfp_env.missing_tool(tool, pkg))
+    if out and out.exists() and out.is_dir():
+        raise MatrixError(f"-o {out} is a directory; a file is wanted")
+    top = pathlib.Path(env.get("BUILD") or ROOT / "build")
+    if env.get("SFP_LINE_BUILD") and env.get("SFP_LINE_BUILD") == env.get("BUILD"):
+        top = top.parent
+    m = top / "matrix"
+    debs = m / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    stages = sfp_run.Stages(pathlib.Path(env["STAGE_TIMES"]) if env.get("STAGE_TIMES")
+                            else None, fresh=False)
+    rows: list[str] = []
+    boots: list[str] = []
+    ok = True
+
+    def checked(row: Row) -> Row:
+        nonlocal ok
+        ok = ok and row.ok
+        rows.append(row.md())
+        say(row.says() if not row.note else f"{row.line} {row.version}: {row.note}")
+        return row
+
+    for line in lines:
+        rec = data.lines[line]
+        patches = ROOT / "patches" / line
+        tw = top / line / "tree"
+        threeway_from = tw if (tw / ".git" / "objects").is_dir() else None
+        if not rec.debian_package:
+            # No point releases to fetch: the line's one source, if given.
+            src = rec.default_source(env)
+            if not src or not pathlib.Path(src).exists():
+                say(f"line {line}: not in the matrix: {sfp_prepare.source_hint(data, line)}")
+                rows.append(f"| {line} | - | not in the matrix: no Debian package, no "
+                            f"{rec.env_var} | | | | | |")
+                continue
+            v = sfp_env.source_version(pathlib.Path(src))
+            with stages.stage(f"line {line}: its source, Linux {v} ({rec.env_var})"):
+                row = checked(check_version(line, v, pathlib.Path(src), m / line / v,
+                                            patches, threeway_from))
+            if boot:
+                b, bok = boot_version(row, pathlib.Path(src), top, m, env, stages)
+                boots.append(b)
+                ok = ok and bok
+            continue
+        vs = versions(rec.debian_package)
+        if not vs:
+            say(f"apt-cache knows no {rec.debian_package} version (apt-get update?)")
+            ok = False
+            continue
+        checked_rows: dict[str, Row] = {}
+        with stages.stage(f"line {line}: {len(vs)} versions ({' '.join(vs)})"):
+            for v in vs:
+                deb, err = fetch(debs, rec.debian_package, v)
+                if deb is None:
+                    rows.append(f"| {line} | {v} | not fetched: {err} | | | | | |")
+                    ok = False
+                    continue
+                tarball = m / line / f"linux-source-{v}.tar.xz"
+                tarball.parent.mkdir(parents=True, exist_ok=True)
+                if not (tarball.is_file() and tarball.stat().st_size):
+                    source_tarball(deb, tarball)
+                checked_rows[v] = checked(check_version(line, v, tarball, m / line / v,
+                                                        patches, threeway_from))
+        if not boot:
+            continue
+        # newest and oldest: the main job on the whole source
+        for v in dict.fromkeys((vs[0], vs[-1])):
+            tarball = m / line / f"linux-source-{v}.tar.xz"
+            row = checked_rows.get(v, Row(line, v, note="not fetched"))
+            b, bok = boot_version(row, tarball, top, m, env, stages)
+            boots.append(b)
+            ok = ok and bok
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    text = HEAD.format(cmd=cmd, day=day) + "".join(f"{r}\n" for r in rows)
+    if boots:
+        text += BOOTS_HEAD + "".join(f"{b}\n" for b in boots)
+    (m / "matrix.md").write_text(text)
+    print()
+    print(text, end="")
+    if out:
+        out.write_text(text)
+    return ok
