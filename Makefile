@@ -60,13 +60,13 @@ run: setup
 	./sfp run
 
 check: setup
-	tests/check.sh
+	./sfp check
 
 check-quick: setup
-	tests/check.sh --quick
+	./sfp check --quick
 
 certify: setup
-	tests/check.sh --full
+	./sfp check --full
 
 prepare: setup
 	./sfp prepare
@@ -119,13 +119,13 @@ DURATION ?= 3
 REPS ?= 3
 NEWIDLE ?= measure
 bench: prepare
-	scripts/bench.sh -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE)
+	./sfp bench -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE)
 
 bench-lines:
 	./sfp bench-lines $(BENCH_RUNS)
 
 bench-smoke: prepare
-	scripts/bench.sh --smoke
+	./sfp bench --smoke
 
 MATRIX_OPTS ?=
 matrix: setup

@@ -9,7 +9,7 @@
  *
  * Addresses: root_task_group, runqueues (per-CPU) and __per_cpu_offset
  * from /proc/kallsyms; CPU 0's rq->rd read from /proc/kcore; field
- * offsets from the command line (scripts/kernel-offsets.sh computes them
+ * offsets from the command line (./sfp offsets computes them
  * from the kernel build).
  *
  * Usage: sfp_writes -t TG_LOAD_AVG -r RQ_RD [-o RD_OVERLOADED] -- CMD [ARG]...
@@ -37,7 +37,7 @@ static void usage(const char *prog)
 		"usage: %s -t TG_LOAD_AVG -r RQ_RD [-o RD_OVERLOADED] -- COMMAND [ARG]...\n"
 		"       %s -A -r RQ_RD -o RD_OVERLOADED -s RQ_SD -c LB_COUNT -g LB_GAINED\n"
 		"  offsets in bytes of task_group.load_avg, rq.rd and root_domain.overloaded\n"
-		"  (scripts/kernel-offsets.sh); without -o the indicator is not watched;\n"
+		"  (./sfp offsets); without -o the indicator is not watched;\n"
 		"  -A prints the addresses of the indicator and of every CPU's lowest\n"
 		"  domain's newly-idle lb_count and lb_gained (offsets of rq.sd and in\n"
 		"  struct sched_domain) instead\n",

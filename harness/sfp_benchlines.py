@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """One table across benchmark runs: kernel lines and newly-idle features.
 
-Each RUN is an output directory of scripts/bench.sh (its meta.tsv and the
+Each RUN is an output directory of sfp bench (its meta.tsv and the
 results.tsv that scripts/bench-report.py wrote). A run is one kernel line
 in one mode of the sched features that skip newly-idle balances by a rule
-of their own (bench.sh -F: 'measure' turns NI_RANDOM and NI_RATE off,
+of their own (sfp bench -F: 'measure' turns NI_RANDOM and NI_RATE off,
 'shipped' keeps them as the line ships them). Per run and topology the
 table gives, baseline -> patched, the medians over the repetitions and
 the per-repetition range:

@@ -56,11 +56,10 @@ class RunRefused(Exception):
     """A run that cannot work; the message is the one line the user sees."""
 
 
-# The layout of a line's build directory B, as scripts/lib.sh writes it
-# for the shell scripts (kernel_logs, kernel_wt, kernel_obj): a -r build's
-# object directory is two levels below its worktree's source, as B/obj/NAME
-# is below B/tree, so that ccache's base_dir at B gives every build the
-# same relative paths.
+# The layout of a line's build directory B (kernel_logs, kernel_wt,
+# kernel_obj): a -r build's object directory is two levels below its
+# worktree's source, as B/obj/NAME is below B/tree, so that ccache's
+# base_dir at B gives every build the same relative paths.
 def kernel_logs(b: pathlib.Path, name: str) -> pathlib.Path:
     return b / "logs" / name
 

@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """A line's series: read it, back its features out of a source, apply it,
 and say per patch what happened. Nothing else in the project applies or
-backs out a patch: the shell scripts reach these through `sfp series`
-(scripts/series.sh is a thin wrapper that takes its answers as shell
-variables).
+backs out a patch; `sfp series` gives the same answers on the command
+line, as shell assignments.
 
 patches/LINE/series has up to three sections, each opened by a comment
 line: '# prerequisites' (fixes both kernels need), '# features' (backed

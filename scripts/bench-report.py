@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn a scripts/bench.sh run directory into report.md, results.tsv and
+"""Turn a sfp bench run directory into report.md, results.tsv and
 PNG plots. With --check (the smoke mode), also verify that every metric was
 collected for every boot and that the counters moved the expected way.
 
@@ -659,7 +659,7 @@ def write_report(run, meta, topos, reps, stats, plots, data, levels):
 
     w("# sched-fastpath A/B benchmark: baseline vs patched")
     w("")
-    w(f"Made by `{meta.get('command', 'scripts/bench.sh')}` on {meta.get('date', '?')}; "
+    w(f"Made by `{meta.get('command', './sfp bench')}` on {meta.get('date', '?')}; "
       f"{len(reps)} repetitions per kernel and topology, {meta.get('dur')} s per workload and phase, "
       "kernels booted in alternating order" + (f"; wall time {meta['wall']}" if meta.get("wall") else "") + ".")
     w("")

@@ -3,8 +3,22 @@
 # Install the Debian packages the project needs (as root), or say which
 # are missing. See --help.
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "$0")/lib.sh"
+PROG=$(basename "$0")
+SFP=$(cd "$(dirname "$0")/.." && pwd)/sfp
+
+die() {
+	printf '%s: error: %s\n' "$PROG" "$*" >&2
+	exit 1
+}
+
+say() {
+	printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+# The kernel lines (sfp.toml), space-separated.
+lines() {
+	"$SFP" get lines
+}
 
 PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
 xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync
@@ -38,7 +52,7 @@ esac
 
 if [ -z "${KSRC:-}" ]; then
 	for l in $(lines); do
-		pkg=$(line_field "$l" debian_package)
+		pkg=$("$SFP" get line "$l" debian_package)
 		[ -z "$pkg" ] || PKGS="$PKGS $pkg"
 	done
 fi

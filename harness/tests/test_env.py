@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel line the environment selects (sfp line-env, what every
-script's scripts/lib.sh takes)."""
+"""The kernel line the environment selects (sfp line-env, and what every
+subcommand takes)."""
 import pathlib
 import subprocess
 import sys

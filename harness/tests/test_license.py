@@ -11,7 +11,7 @@ import sfp_data  # noqa: E402
 
 ROOT = sfp_data.ROOT
 SOURCES = ["sfp", "sfp.toml", "Makefile", ".ci/run", "harness/**/*.py", "scripts/*.sh",
-           "scripts/*.py", "scripts/guest/*", "tests/check.sh", "tests/check/*.sh",
+           "scripts/*.py", "scripts/guest/*",
            "kernel-config/*.config", "kernel-config/robot/*.config", "bench/*",
            "kunit/*.c", "kunit/*.h", "selftests/*.c", "selftests/*.h", "selftests/Makefile"]
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """sfp repeat's reading of a guest log: the newly-idle kselftest's
-figures per run (as scripts/lib.sh's awk read them before) and the
+figures per run (as the bash harness's awk read them before) and the
 largest root tg_load_avg."""
 import pathlib
 import sys

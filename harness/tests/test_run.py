@@ -5,9 +5,7 @@ series' roles; the logs of the last run kept, a given log directory
 emptied; the stage times."""
 import contextlib
 import io
-import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -105,16 +103,15 @@ class Plan(unittest.TestCase):
 
 
 class Layout(unittest.TestCase):
-    def test_same_as_the_shell_scripts(self):
-        """scripts/lib.sh's kernel_logs, kernel_wt and kernel_obj."""
+    def test_build_directory_layout(self):
+        """A -r build's object directory is two levels below its worktree's
+        source, as B/obj/NAME is below B/tree (ccache's base_dir at B)."""
         b = pathlib.Path("/b/6.12")
-        out = subprocess.run(
-            ["bash", "-c", f". {ROOT}/scripts/lib.sh; kernel_logs {b} n; kernel_wt {b} n; "
-             f"kernel_obj {b} n; kernel_obj {b} n ref"],
-            capture_output=True, text=True, check=True, env=dict(os.environ, LINE="6.12"))
-        self.assertEqual(out.stdout.split(), [str(p) for p in (
-            sfp_run.kernel_logs(b, "n"), sfp_run.kernel_wt(b, "n"), sfp_run.kernel_obj(b, "n"),
-            sfp_run.kernel_obj(b, "n", ref=True))])
+        self.assertEqual([sfp_run.kernel_logs(b, "n"), sfp_run.kernel_wt(b, "n"),
+                          sfp_run.kernel_obj(b, "n"), sfp_run.kernel_obj(b, "n", ref=True)],
+                         [b / "logs/n", b / "wt/n/tree", b / "obj/n", b / "wt/n/obj/n"])
+        self.assertEqual(sfp_run.kernel_obj(b, "n", ref=True).parent.parent,
+                         sfp_run.kernel_wt(b, "n").parent)
 
 
 class Logs(unittest.TestCase):

@@ -3,7 +3,7 @@
 refusals), the subject unfolded, the paths a mini tree needs, features
 backed out (contained, absent, stuck), the series applied (a prerequisite
 the tree has skipped, a patch that does not fit named with its hunk),
-source_fixed and features_end, and the bash assignments series.sh reads."""
+source_fixed and features_end, and the bash assignments of sfp series."""
 import os
 import pathlib
 import shutil

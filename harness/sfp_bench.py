@@ -1,0 +1,468 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The A/B benchmark: 'baseline' (both mechanisms backed out) and
+'patched' (the series), built from the line's prepared work tree with the
+same config (the fragments of kind bench in sfp.toml [kinds]; no KUnit
+suites), then, for every repetition, booted once per guest CPU topology
+each, alternating which goes first, running in the guest
+(scripts/guest/sfp_bench.sh):
+
+  rr        sfp_rr: request/response over UNIX sockets, servers pinned to
+            half the vCPUs: the light load (patch 3: newly-idle balance
+            attempts per idle entry, and how many found nothing to do)
+  mix       sfp_rr -b: the same with bursts of unpinned CPU-bound threads,
+            real overload between light phases (patch 3 must keep the
+            useful pulls: tasks gained by newly-idle balancing)
+  pool      sfp_pool: CPU-bound and wake/sleep threads in the root group
+            (patch 2: the root group's tg_load_avg over time)
+  cgpool    sfp_pool -g: the same in a child cgroup, whose load_avg
+            updates patch 2 must leave alone
+
+each once alone (counters, throughput, latency, the newly-idle
+load-balance counters of /proc/schedstat per domain level), once under
+write watchpoints (writes to root_task_group.load_avg and the indicator),
+rr and mix once with a watchpoint on the idle CPUs' blocked-load refresh
+(nohz.next_blocked: how often, and whether the newly-idle exit's kick
+started it), and, rr and pool, once under the ftrace function profiler
+and perf record -e cpu-clock (calls, time and sample shares of
+sched_balance_newidle, sched_balance_rq and task_tick_fair). Then
+OUTDIR/report.md with the tables and plots (scripts/bench-report.py).
+
+Both kernels are built and booted by sfp run (-r REF -n bench-baseline /
+bench-patched, then --boot-only per boot), in $BUILD/LINE/wt/bench-KERNEL;
+a rebuild only compiles what changed. A boot that fails is retried once;
+both attempts are kept and the report counts retries. The fields the
+guest's write counter watches are located in each kernel as built (sfp
+offsets) and passed on its command line.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import datetime
+import hashlib
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable
+
+import sfp_env
+import sfp_run
+from sfp_data import ROOT, Data, DataError
+
+KERNELS = ("baseline", "patched")
+MODES = ("measure", "shipped")
+PROGRAMS = ("sfp_rr", "sfp_pool", "sfp_writes")
+
+# The fields the write counter watches: NAME, the type, the field.
+FIELDS = (
+    ("tg_load_avg", "struct task_group", "load_avg"),
+    ("rq_rd", "struct rq", "rd"),
+    ("rd_overloaded", "struct root_domain", "overloaded"),
+    ("rq_sd", "struct rq", "sd"),
+    ("sd_lb_count", "struct sched_domain", "lb_count[CPU_NEWLY_IDLE]"),
+    ("sd_lb_gained", "struct sched_domain", "lb_gained[CPU_NEWLY_IDLE]"),
+    ("nohz_next_blocked", "typeof(nohz)", "next_blocked"),
+)
+# Before v6.10 (the 6.1 line) the indicator is int root_domain::overload.
+FIELD_BEFORE_6_10 = ("rd_overloaded", "struct root_domain", "overload")
+REQUIRED = ("tg_load_avg", "rq_rd")
+
+OFFSETS_DOC = """\
+The offsets of the scheduler fields that the benchmark's write counter
+watches, as the kernel built in OBJ (an O= build directory whose
+kernel/sched/fair.o is built) lays them out. fair.c is compiled with a
+few offsetof() expressions appended, with exactly the command that built
+fair.o (its .fair.o.cmd), to assembly only, the way the kernel's
+asm-offsets are made; one 'NAME OFFSET' line per field this kernel has:
+  tg_load_avg    struct task_group, load_avg
+  rq_rd          struct rq, rd
+  rd_overloaded  struct root_domain, overloaded, or overload before v6.10
+                 (absent without the series)
+  rq_sd          struct rq, sd (a CPU's lowest scheduling domain)
+  sd_lb_count    struct sched_domain, lb_count[CPU_NEWLY_IDLE]
+  sd_lb_gained   struct sched_domain, lb_gained[CPU_NEWLY_IDLE]
+                 (the last two are schedstat fields: CONFIG_SCHEDSTATS)
+  nohz_next_blocked
+                 fair.c's static nohz, next_blocked: when the idle CPUs'
+                 blocked load is next refreshed (CONFIG_NO_HZ_COMMON)
+The guest program bench/sfp_writes.c turns them into addresses.
+"""
+
+
+class BenchError(Exception):
+    """The benchmark cannot run; the message is one line."""
+
+
+# --- the fields' offsets -----------------------------------------------------------
+
+def _compile_command(obj: pathlib.Path) -> str:
+    cmdfile = obj / "kernel" / "sched" / ".fair.o.cmd"
+    if not cmdfile.is_file():
+        raise BenchError(f"no {cmdfile}: build the kernel in {obj} first")
+    cmd = ""
+    for ln in cmdfile.read_text(errors="replace").splitlines():
+        # kbuild saves the command as savedcmd_..., before v6.2 as cmd_...
+        m = re.match(r"^(saved)?cmd_kernel/sched/fair\.o := (.*)$", ln)
+        if m:
+            cmd = m.group(2).split(" ; ")[0]
+            break
+    marker = " -c -o kernel/sched/fair.o "
+    if marker not in cmd:
+        raise BenchError(f"unexpected compile command in {cmdfile}")
+    return re.sub(r"-Wp,-MMD,[^ ]*", "", cmd.split(marker)[0])
+
+
+def _offset_of(obj: pathlib.Path, cc: str, tmp: pathlib.Path, name: str, typ: str,
+               field: str) -> tuple[str, str, str]:
+    """(NAME, its offset or '', the compiler's error output)."""
+    src, asm = tmp / f"{name}.c", tmp / f"{name}.s"
+    src.write_text('#include "fair.c"\n#include <linux/kbuild.h>\n'
+                   "void sfp_offsets(void);\nvoid sfp_offsets(void)\n{\n"
+                   f"\tDEFINE(SFP_OFF, offsetof({typ}, {field}));\n}}\n")
+    r = subprocess.run(["sh", "-c", f"{cc} -S -o {shlex.quote(str(asm))} "
+                        f"{shlex.quote(str(src))}"], cwd=obj, capture_output=True, text=True,
+                       check=False)
+    if r.returncode == 0:
+        for ln in asm.read_text(errors="replace").splitlines():
+            m = re.search(r"->SFP_OFF [$#]*([0-9]+) ", ln)
+            if m:
+                return name, m.group(1), ""
+    return name, "", r.stderr
+
+
+def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
+    """(NAME, OFFSET) for each field of FIELDS this kernel has, in that
+    order (the indicator's pre-6.10 name last, where it is the one)."""
+    cc = _compile_command(obj)
+    with tempfile.TemporaryDirectory() as t, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        tmp = pathlib.Path(t)
+        got = list(pool.map(lambda f: _offset_of(obj, cc, tmp, *f), FIELDS))
+        out = [(n, off) for n, off, _ in got if off]
+        if not any(n == "rd_overloaded" for n, _ in out):
+            n, off, _ = _offset_of(obj, cc, tmp, *FIELD_BEFORE_6_10)
+            if off:
+                out.append((n, off))
+        errs = {n: e for n, _, e in got}
+        for need in REQUIRED:
+            if not any(n == need for n, _ in out):
+                first = " ".join(errs.get(need, "").splitlines()[:3])
+                raise BenchError(f"could not compute the offset of {need} with the command of "
+                                 f"{obj}/kernel/sched/.fair.o.cmd: {first}")
+    return out
+
+
+# --- a run ---------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Bench:
+    """What a benchmark run is, checked whole before anything is written."""
+    line: str
+    build: pathlib.Path          # the line's build directory
+    topologies: tuple[str, ...]
+    vcpus: dict[str, int]
+    duration: int
+    reps: int
+    mode: str                    # measure or shipped
+    out: pathlib.Path
+    qemu_opts: str
+    mem: int
+    smoke: bool
+    refs: dict[str, str]         # kernel -> commit of the work tree
+    python: str                  # a python3 with matplotlib, for the report
+    command: str
+
+    @property
+    def tree(self) -> pathlib.Path:
+        return self.build / "tree"
+
+    @property
+    def guest_append(self) -> str:
+        extra = os.environ.get("BENCH_APPEND", "")
+        return f"sfp.dur={self.duration} sfp.newidle={self.mode}" + (f" {extra}" if extra else "")
+
+
+def _python_with_matplotlib() -> str:
+    """Debian's python3 has Debian's matplotlib; a python3 earlier in PATH
+    (pyenv, venv) may not."""
+    for p in ("/usr/bin/python3", "python3"):
+        if shutil.which(p) and subprocess.run([p, "-c", "import matplotlib"], capture_output=True,
+                                              check=False).returncode == 0:
+            return p
+    raise BenchError(sfp_env.missing_tool("python3-matplotlib", "python3-matplotlib"))
+
+
+def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
+         duration: str, reps: str, mode: str, out: str, qemu_opts: str | None, smoke: bool,
+         command: str) -> Bench:
+    """The run the options ask for, or BenchError naming what is wrong."""
+    choice = sfp_env.select_line(data, env)
+    topos = ("smp2 smp8 smt2x2x2 sock4x2" if topologies is None else topologies).split()
+    if vcpus is not None:
+        topos = [f"smp{v}" for v in vcpus.split()]
+    if smoke:
+        topos, duration, reps = ["smp2"], "3", "1"
+    if not duration.isdigit() or int(duration) == 0:
+        raise BenchError(f"-d wants a whole number of seconds > 0, not '{duration}'")
+    if not reps.isdigit() or int(reps) == 0:
+        raise BenchError(f"-r wants a number of repetitions > 0, not '{reps}'")
+    if not topos:
+        raise BenchError("-t wants at least one topology")
+    if mode not in MODES:
+        raise BenchError(f"-F wants 'measure' or 'shipped', not '{mode}'")
+    counts = {}
+    for t in topos:
+        try:
+            n = data.topology(t).vcpus
+        except DataError as e:
+            raise BenchError(str(e)) from e
+        if not 2 <= n <= 8:
+            raise BenchError(f"topology {t} has {n} vCPUs, outside 2..8 (the config has "
+                             "NR_CPUS=8; the workloads need 2)")
+        counts[t] = n
+    try:
+        sfp_env.check_numbers(env)
+    except sfp_env.InputError as e:
+        raise BenchError(str(e)) from e
+    mem = env.get("MEM") or "1024"
+    tree = choice.build / "tree"
+    if not (tree / ".git").is_dir():
+        raise BenchError(f"no work tree at {tree}: run 'make prepare' first")
+    refs = {"baseline": env.get("BENCH_BASELINE") or "baseline",
+            "patched": env.get("BENCH_PATCHED") or "patched"}
+    for k, ref in refs.items():
+        if subprocess.run(["git", "-C", str(tree), "rev-parse", "-q", "--verify",
+                           f"{ref}^{{commit}}"], capture_output=True, check=False).returncode:
+            raise BenchError(f"work tree {tree} has no commit '{ref}' for {k}: run "
+                             "'make prepare'")
+    for tool, pkg in (("gcc", "gcc"),):
+        if sfp_env.missing_tool(tool, pkg):
+            raise BenchError(sfp_env.missing_tool(tool, pkg))
+    python = _python_with_matplotlib()
+    if sfp_env.missing_tool("perf", "linux-perf"):
+        raise BenchError(sfp_env.missing_tool("perf", "linux-perf"))
+    b = choice.build / "bench"
+    if out:
+        outdir = pathlib.Path(out)
+    elif smoke:
+        outdir = b / "smoke"
+    else:
+        outdir = b / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    if not (smoke and not out) and (outdir.is_file() or (outdir.is_dir() and any(outdir.iterdir()))):
+        raise BenchError(f"output directory '{outdir}' is not empty: name a new one with -o")
+    return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
+                 mode, outdir, env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts,
+                 int(mem), smoke, refs, python, command)
+
+
+def _first(text: str, pattern: str, fmt: str) -> str:
+    for ln in text.splitlines():
+        m = re.match(pattern, ln)
+        if m:
+            return m.expand(fmt)
+    return ""
+
+
+def progress_figures(guest_log: pathlib.Path) -> tuple[str, str, str]:
+    """rr, mix and pool's headline figures from a boot's guest log, for the
+    progress line ('' where a figure is missing)."""
+    text = guest_log.read_text(errors="replace") if guest_log.is_file() else ""
+    rr = _first(text, r"^sfp-bench rr count .*tps=([0-9.]*).* newidle_per_idle=([0-9.]*)",
+                r"\2 newly-idle attempts per idle entry, \1 tps")
+    mix = _first(text, r"^sfp-bench mix lb level=all .* lb_gained=([0-9]*)", r"\1 tasks gained")
+    pool = _first(text, r"^sfp-bench pool count .*tg_load_avg_changes=([0-9]*)",
+                  r"\1 root tg_load_avg changes")
+    return rr, mix, pool
+
+
+def boot_status(log: pathlib.Path) -> str:
+    """'ok', or what went wrong with the boot whose logs are in LOG (and
+    sfp run's output in LOG.boot)."""
+    boot_out = pathlib.Path(f"{log}.boot")
+    out = boot_out.read_text(errors="replace") if boot_out.is_file() else ""
+    tsv = log / "results.tsv"
+    rows = tsv.read_text(errors="replace").splitlines() if tsv.is_file() else []
+    if not rows or any(r.startswith("boot\t") for r in rows):
+        why = next((ln for ln in out.splitlines() if "sfp: error" in ln),
+                   (out.splitlines() or [""])[-1])
+        return f"boot failed ({why})"
+    guest = (log / "guest.log").read_text(errors="replace") if (log / "guest.log").is_file() \
+        else ""
+    if not re.search(r"^sfp-end: sfp_bench rc=0", guest, re.M):
+        why = next((ln for ln in guest.splitlines() if "sfp-bench error" in ln), "see guest.log")
+        return f"workload failed: {why}"
+    if not re.search(r"^ok 1 guest_preconditions", guest, re.M):
+        return "guest preconditions failed (wrong kernel?)"
+    return "ok"
+
+
+def _run_env(b: Bench, env: dict[str, str]) -> dict[str, str]:
+    e = dict(env)
+    e.update(BUILD=str(b.build), SFP_LINE_BUILD=str(b.build), LINE=b.line)
+    return e
+
+
+def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Path]) -> str:
+    """meta.tsv: what the run was and where it ran."""
+    rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
+            ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
+            ("newidle_features", b.mode)]
+    for t in b.topologies:
+        topo = data.topology(t)
+        rows.append((f"topology_{t}", f"{topo.vcpus}\t{topo.smp}\t{','.join(topo.nodes) or '-'}"
+                                      f"\t{topo.levels}"))
+    rows.append(("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")))
+    rows.append(("append", f"{data.kind('bench').append} {b.guest_append}"))
+    rows += [(f"offsets_{k}", offs[k]) for k in KERNELS]
+    patched = sfp_run.kernel_wt(b.build, "bench-patched")
+    rows.append(("version", sfp_env.makefile_version((patched / "Makefile").read_text())))
+    rows.append(("source", sfp_run.wt_meta(b.tree, "source")))
+    for k in KERNELS:
+        wt = sfp_run.kernel_wt(b.build, f"bench-{k}")
+        rows.append((f"commit_{k}", subprocess.run(
+            ["git", "-C", str(wt), "log", "-1", "--format=%H %s"], capture_output=True,
+            text=True, check=False).stdout.strip()))
+    names = []
+    for f in fragments:
+        s = str(f)
+        names.append("kernel-config/" + s.split("/kernel-config/", 1)[1]
+                     if "/kernel-config/" in s else s)
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in fragments)).hexdigest()[:16]
+    rows.append(("config", f"{' '.join(names)} (sha256 {digest})"))
+    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text(errors="replace")
+    rows.append(("host_cpu", _first(cpuinfo, r"^model name\s*: (.*)$", r"\1")))
+    rows.append(("host_cpus", str(os.cpu_count())))
+    mem_kib = int(_first(pathlib.Path("/proc/meminfo").read_text(), r"^MemTotal:\s*(\d+)",
+                         r"\1") or 0)
+    rows.append(("host_mem", f"{mem_kib / 1048576:.1f} GiB"))
+    osr = pathlib.Path("/etc/os-release")
+    rows.append(("host_os", _first(osr.read_text() if osr.is_file() else "",
+                                   r'^PRETTY_NAME="?([^"]*)"?$', r"\1")))
+    q = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True,
+                       check=False).stdout
+    rows.append(("qemu", (q.splitlines() or [""])[0]))
+    p = subprocess.run(["perf", "--version"], capture_output=True, text=True, check=False)
+    rows.append(("perf", p.stdout.strip() if p.returncode == 0 else "none"))
+    rows.append(("date", datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC")))
+    return "".join(f"{k}\t{v}\n" for k, v in rows)
+
+
+def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
+    """Build, boot, report; the exit status (1 when a boot failed after
+    its retry, or the smoke checks failed)."""
+    stages = sfp_run.Stages(pathlib.Path(env["STAGE_TIMES"]) if env.get("STAGE_TIMES")
+                            else None, fresh=False)
+    bdir = b.build / "bench"
+    if b.smoke and b.out == bdir / "smoke" and b.out.exists():
+        shutil.rmtree(b.out)  # the smoke round's own directory, remade each time
+    (b.out / "raw").mkdir(parents=True, exist_ok=True)
+    out = b.out.resolve()
+    bins = bdir / "bin"
+    bins.mkdir(parents=True, exist_ok=True)
+    if not b.smoke:
+        latest = bdir / "latest"
+        if latest.is_symlink() or not latest.exists():
+            latest.unlink(missing_ok=True)
+            latest.symlink_to(out)
+    fragments = sfp_run.kind_fragments(data, "bench", b.tree)
+    renv = _run_env(b, env)
+
+    with stages.stage("workload programs"):
+        for p in PROGRAMS:
+            if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o",
+                               str(bins / p), str(ROOT / "bench" / f"{p}.c")],
+                              check=False).returncode:
+                raise BenchError(f"cannot build bench/{p}.c")
+        shutil.copyfile(ROOT / "scripts" / "guest" / "sfp_bench.sh", bins / "sfp_bench")
+        (bins / "sfp_bench").chmod(0o755)
+
+    # Each kernel is built by sfp run -r REF -n bench-KERNEL, in its own
+    # worktree laid out like the main tree, so ccache serves the second
+    # build from the first; later runs only rebuild what changed.
+    guest = ["-K", "bench", "-x", str(bins / "sfp_bench"), *[a for p in PROGRAMS
+                                                             for a in ("-b", str(bins / p))],
+             "--perf"]
+    sfp = str(ROOT / "sfp")
+    for k in KERNELS:
+        with stages.stage(f"build {k} ({b.refs[k]})"):
+            if subprocess.run([sfp, "run", "-r", b.refs[k], "-n", f"bench-{k}", *guest,
+                               "--build-only"], env=renv, check=False).returncode:
+                raise BenchError(f"building {k} ({b.refs[k]}) failed")
+    offs = {}
+    for k in KERNELS:
+        try:
+            offs[k] = ",".join(f"{n}:{o}" for n, o in
+                               offsets(sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True)))
+        except BenchError as e:
+            raise BenchError(f"cannot compute the field offsets of {k}: {e}") from e
+    # The same options set on both sides (patched's tree also knows the
+    # unset options of the test patches).
+    cfg = {k: sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True) / ".config" for k in KERNELS}
+    opts = {k: [ln for ln in cfg[k].read_text().splitlines() if ln.startswith("CONFIG_")]
+            for k in KERNELS}
+    if opts["baseline"] != opts["patched"]:
+        raise BenchError(f"baseline and patched were built with different configs "
+                         f"({cfg['baseline']}, {cfg['patched']})")
+    (out / "meta.tsv").write_text(meta(b, data, offs, fragments))
+
+    total = b.reps * len(b.topologies) * 2
+    i = failed = retried = 0
+    t_runs = time.monotonic()
+
+    def boot_once(k: str, topo: str, log: pathlib.Path) -> str:
+        e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=b.qemu_opts,
+                 BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]),
+                 APPEND=f"{b.guest_append} sfp.offsets={offs[k]}")
+        with open(f"{log}.boot", "wb") as o:
+            subprocess.run([sfp, "run", "-K", "bench", "-r", b.refs[k], "-n", f"bench-{k}",
+                            "--boot-only", "-l", str(log)], env=e, stdout=o,
+                           stderr=subprocess.STDOUT, check=False)
+        return boot_status(log)
+
+    with stages.stage(f"A/B runs: {b.reps} repetitions x topologies ({' '.join(b.topologies)})"
+                      f" x 2 kernels = {total} boots"):
+        for rep in range(1, b.reps + 1):
+            for j, topo in enumerate(b.topologies):
+                # Alternate which kernel boots first, so drift hits both alike.
+                order = KERNELS if (rep + j) % 2 == 1 else KERNELS[::-1]
+                for k in order:
+                    i += 1
+                    log = out / "raw" / f"{k}-{topo}-r{rep}"
+                    t0 = time.monotonic()
+                    status = boot_once(k, topo, log)
+                    if status != "ok":
+                        # One retry: an emulator fault (a hang, a guest-time
+                        # jump) should not void a 30-boot run.
+                        say(f"[{i}/{total}] rep {rep}, {topo:<8} {k:<8} FAILED: {status}; "
+                            "retrying once")
+                        for src, dst in ((log, f"{log}.failed"),
+                                         (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot")):
+                            if src.exists():
+                                src.rename(dst)
+                        retried += 1
+                        status = boot_once(k, topo, log)
+                    rr, mix, pool = progress_figures(log / "guest.log")
+                    bad = "" if status == "ok" else f"  FAILED: {status}"
+                    print(f"[{i}/{total}] rep {rep}, {topo:<8} {k:<8} "
+                          f"{int(time.monotonic() - t0):4d}s  rr: {rr or '-'}; mix: {mix or '-'}; "
+                          f"pool: {pool or '-'}{bad}", file=sys.stderr, flush=True)
+                    failed += status != "ok"
+    with open(out / "meta.tsv", "a", encoding="utf-8") as f:
+        f.write(f"retried\t{retried}\n")
+        f.write(f"wall\t{total} boots in {int(time.monotonic() - t_runs)} s\n")
+
+    with stages.stage("report"):
+        rc = subprocess.run([b.python, str(ROOT / "scripts" / "bench-report.py"),
+                             *(["--check"] if b.smoke else []), str(out)],
+                            check=False).returncode
+    say(f"report: {out}/report.md")
+    if failed:
+        raise BenchError(f"{failed} of {total} boots failed (logs under {out}/raw)")
+    return rc
