@@ -14,6 +14,7 @@ case over the N boots. `sfp mutate` boots each variant this way.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import dataclasses
 import os
@@ -21,6 +22,8 @@ import pathlib
 import re
 import shutil
 import subprocess
+import threading
+import time
 from typing import Callable, TextIO
 
 import sfp_results
@@ -163,3 +166,95 @@ def default_out(build: pathlib.Path, run_args: list[str]) -> pathlib.Path:
 
 def environ() -> dict[str, str]:
     return dict(os.environ)
+
+
+# --- a job set: every variant built in turn, then all boots at once -------------
+
+# What a boot needs of a build, kept per build so that the next build in
+# the same worktree cannot change it under a boot still to run.
+IMAGES = ("arch/x86/boot/bzImage", "initramfs.cpio.gz", ".config")
+_BUILT = re.compile(r"^sfp: built (\S+)/arch/x86/boot/bzImage and ", re.M)
+
+
+@dataclasses.dataclass(frozen=True)
+class BootJob:
+    """One boot of a job set: sfp run RUN_ARGS --boot-only with the saved
+    IMAGES, its logs in LOGDIR (its output in LOGDIR.out)."""
+    name: str                      # the variant's directory name: NAME or NAME.debug
+    boot: int
+    run_args: tuple[str, ...]
+    images: pathlib.Path
+    logdir: pathlib.Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Done:
+    job: BootJob
+    seconds: float
+    status: int
+    passed: int
+    failed: int
+
+
+def build_saved(run_args: list[str], out: pathlib.Path, env: dict[str, str]) -> pathlib.Path:
+    """Build RUN_ARGS' kernel once (OUT/build.out) and copy what its boots
+    need to OUT/images; that directory. RepeatFailed when the build fails."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    sfp = [str(ROOT / "sfp"), "run", *run_args, "--build-only"]
+    with open(out / "build.out", "wb") as log:
+        rc = subprocess.run(sfp, stdout=log, stderr=subprocess.STDOUT, env=env,
+                            check=False).returncode
+    text = (out / "build.out").read_text(errors="replace")
+    m = _BUILT.search(text)
+    if rc or not m:
+        raise RepeatFailed(f"./sfp run {' '.join(run_args)} --build-only failed "
+                           f"(see {out}/build.out)")
+    obj = pathlib.Path(m.group(1))
+    for rel in IMAGES:
+        dest = out / "images" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(obj / rel, dest)
+    return out / "images"
+
+
+def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
+             say: Callable[[str], None]) -> list[Done]:
+    """Every job, at most WORKERS at a time, in the order given; what each
+    took and gave. With BOOT_BACKEND=lava-server each is a job the LAVA
+    server schedules on its devices."""
+    sfp = str(ROOT / "sfp")
+    lock = threading.Lock()
+    finished = [0]
+
+    def one(job: BootJob) -> Done:
+        t0 = time.monotonic()
+        with open(f"{job.logdir}.out", "wb") as o:
+            rc = subprocess.run([sfp, "run", *job.run_args, "--boot-only", "--images",
+                                 str(job.images), "-l", str(job.logdir)], stdout=o,
+                                stderr=subprocess.STDOUT, env=env, check=False).returncode
+        cases = sfp_results.read_tsv(job.logdir / "results.tsv")
+        done = Done(job, time.monotonic() - t0, rc, sum(c.status == "PASS" for c in cases),
+                    sum(c.failed for c in cases))
+        with lock:
+            finished[0] += 1
+            say(f"[{finished[0]}/{len(jobs)}] {job.name} boot {job.boot}: "
+                f"{int(done.seconds)}s, {done.passed} passed, {done.failed} failed"
+                + ("" if cases else f" (no result: see {job.logdir}.out)"))
+        return done
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, jobs))
+
+
+def jobs_table(done: list[Done], workers: int, wall: float) -> str:
+    """jobs.tsv: a row per job (what sfp fanout schedules on paper), then
+    the job set's wall time against the sum of its jobs."""
+    rows = ["variant\tboot\tseconds\texit\tpassed\tfailed"]
+    rows += [f"{d.job.name}\t{d.job.boot}\t{d.seconds:.0f}\t{d.status}\t{d.passed}\t{d.failed}"
+             for d in done]
+    total = sum(d.seconds for d in done)
+    rows.append(f"# {len(done)} boots, {total:.0f} s of boots, {wall:.0f} s wall with "
+                f"{workers} at once ({total / wall if wall else 0:.2f}x)")
+    return "\n".join(rows) + "\n"

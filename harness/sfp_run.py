@@ -89,9 +89,12 @@ class Run:
     build_only: bool = False
     boot_only: bool = False
     append: str = ""  # the kind's command line, then APPEND
+    images: pathlib.Path | None = None  # --images: a build's saved bzImage, initramfs, .config
 
     @property
     def obj(self) -> pathlib.Path:
+        if self.images:
+            return self.images
         return kernel_obj(self.build, self.name, ref=bool(self.ref))
 
     @property
@@ -115,7 +118,8 @@ def is_kernel_tree(d: pathlib.Path) -> bool:
 def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref: str = "",
          patches: list[str] | None = None, name: str = "", fragments: list[str] | None = None,
          extra_fragments: list[str] | None = None, guest_args: list[str] | None = None,
-         logdir: str = "", build_only: bool = False, boot_only: bool = False) -> Run:
+         logdir: str = "", build_only: bool = False, boot_only: bool = False,
+         images: str = "") -> Run:
     """The Run the flags and ENV ask for, or RunRefused: nothing is touched."""
     try:
         choice = sfp_env.validate(data, env, kind=kind or None)
@@ -133,6 +137,8 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         raise RunRefused("--boot-only and --build-only exclude each other")
     if pats and not ref:
         raise RunRefused("-p needs -r (a tree given with -t is only read)")
+    if images and not boot_only:
+        raise RunRefused("--images needs --boot-only")
     frags = [pathlib.Path(f) for f in fragments or []]
     xfrags = [pathlib.Path(f) for f in extra_fragments or []]
     for f in pats + frags + xfrags:
@@ -162,9 +168,13 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
     run = Run(line=choice.line, build=b, name=name, kind=kind, tree=t, ref=ref,
               patches=tuple(pats), fragments=tuple(frags), extra_fragments=tuple(xfrags),
               guest_args=tuple(guest_args or ()), logdir=log, logdir_given=bool(logdir),
-              build_only=build_only, boot_only=boot_only, append=append)
+              build_only=build_only, boot_only=boot_only, append=append,
+              images=pathlib.Path(os.path.abspath(images)) if images else None)
     if boot_only and not ((run.obj / "arch/x86/boot/bzImage").is_file() and
                           (run.obj / "initramfs.cpio.gz").is_file()):
+        if images:
+            raise RunRefused(f"--images {images}: no arch/x86/boot/bzImage and "
+                             "initramfs.cpio.gz there")
         raise RunRefused(f"--boot-only: nothing built for '{name}' in {run.obj} "
                          "(run once without --boot-only)")
     return run

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """sfp repeat's reading of a guest log: the newly-idle kselftest's
 figures per run (as the bash harness's awk read them before) and the
-largest root tg_load_avg."""
+largest root tg_load_avg; and the job set of sfp mutate -j (a build
+that fails, jobs run at once, their table)."""
+import os
 import pathlib
 import sys
 import tempfile
@@ -49,6 +51,44 @@ class Figures(unittest.TestCase):
         self.assertEqual(sfp_repeat.default_out(b, ["-r", "patched", "-n", "mutant"]),
                          b / "logs" / "mutant-repeat")
         self.assertEqual(sfp_repeat.default_out(b, []), b / "logs" / "patched-repeat")
+
+
+class JobSet(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.t = pathlib.Path(self.tmp.name)
+        self.env = dict(os.environ, BUILD=str(self.t / "build"), LINE="6.12")
+        self.env.pop("SFP_LINE_BUILD", None)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_failed_build_named(self):
+        # A patch that is not there: sfp run refuses before any work.
+        run = ["-r", "patched", "-p", str(self.t / "none.patch"), "-n", "x"]
+        with self.assertRaisesRegex(sfp_repeat.RepeatFailed, "--build-only failed"):
+            sfp_repeat.build_saved(run, self.t / "v", self.env)
+        self.assertIn("none.patch' not found", (self.t / "v" / "build.out").read_text())
+        self.assertFalse((self.t / "build").exists())
+
+    def test_jobs_at_once(self):
+        # Images that are not there: each job's sfp run refuses at once, so
+        # every job ends, with no result, and says so.
+        jobs = [sfp_repeat.BootJob(f"v{i}", b, ("-r", "patched", "-n", "x"), self.t / "none",
+                                   self.t / f"v{i}" / str(b)) for i in (1, 2) for b in (1, 2)]
+        for j in jobs:
+            j.logdir.parent.mkdir(parents=True, exist_ok=True)
+        said = []
+        done = sfp_repeat.run_jobs(jobs, 2, self.env, said.append)
+        self.assertEqual([d.job for d in done], jobs)
+        self.assertTrue(all(d.status == 1 and d.passed == d.failed == 0 for d in done))
+        self.assertEqual(len(said), 4)
+        self.assertTrue(all("no result" in s for s in said), said)
+        self.assertIn("--images", pathlib.Path(f"{jobs[0].logdir}.out").read_text())
+        table = sfp_repeat.jobs_table(done, 2, 10.0).splitlines()
+        self.assertEqual(table[0], "variant\tboot\tseconds\texit\tpassed\tfailed")
+        self.assertEqual(len(table), 6)
+        self.assertRegex(table[-1], r"^# 4 boots, \d+ s of boots, 10 s wall with 2 at once")
 
 
 if __name__ == "__main__":
