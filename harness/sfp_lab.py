@@ -105,6 +105,19 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
         if status == "down":
             say(f"starting PostgreSQL {ver}/{cluster}")
             _run("pg_ctlcluster", ver, cluster, "start")
+    # Installed while PostgreSQL was down (no systemd here), lava-server
+    # skipped its database; its own postinst makes it now. Debian's
+    # python3 runs it (a python3 earlier in PATH lacks Django).
+    if not (ETC / "settings.d" / "00-database.yaml").exists():
+        say("creating lava-server's database (dpkg-reconfigure lava-server)")
+        p = subprocess.run(["dpkg-reconfigure", "-f", "noninteractive", "lava-server"],
+                           capture_output=True, text=True, check=False,
+                           env=dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin"))
+        if p.returncode or not (ETC / "settings.d" / "00-database.yaml").exists():
+            raise LabError("dpkg-reconfigure lava-server did not create its database: "
+                           f"{(p.stderr or p.stdout).strip()[-300:]}")
+        # A server an earlier attempt started runs without it: restart.
+        down(lab, say)
     # The job context variable of the device type, then the server.
     (ETC / "settings.d" / "50-sfp.yaml").write_text(
         "# sched-fastpath lab: the job context variable of its device type\n"
@@ -162,6 +175,11 @@ def down(lab: pathlib.Path, say=print) -> None:
         pidfile = lab / f"{name}.pid"
         if _alive(pidfile):
             os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            # Gone before this returns: a lab brought up next must not
+            # find the old server still answering.
+            end = time.monotonic() + 20
+            while _alive(pidfile) and time.monotonic() < end:
+                time.sleep(0.2)
             say(f"stopped {name}")
         pidfile.unlink(missing_ok=True)
 
