@@ -48,6 +48,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Callable
 
@@ -177,6 +178,7 @@ class Bench:
     refs: dict[str, str]         # kernel -> commit of the work tree
     python: str                  # a python3 with matplotlib, for the report
     command: str
+    jobs: int = 1                # boots at once (-j)
 
     @property
     def tree(self) -> pathlib.Path:
@@ -200,7 +202,7 @@ def _python_with_matplotlib() -> str:
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
          duration: str, reps: str, mode: str, out: str, qemu_opts: str | None, smoke: bool,
-         command: str) -> Bench:
+         command: str, jobs: int = 1) -> Bench:
     """The run the options ask for, or BenchError naming what is wrong."""
     choice = sfp_env.select_line(data, env)
     topos = ("smp2 smp8 smt2x2x2 sock4x2" if topologies is None else topologies).split()
@@ -216,6 +218,8 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         raise BenchError("-t wants at least one topology")
     if mode not in MODES:
         raise BenchError(f"-F wants 'measure' or 'shipped', not '{mode}'")
+    if jobs < 1:
+        raise BenchError(f"-j wants a number of boots at once, 1 or more, not {jobs}")
     counts = {}
     for t in topos:
         try:
@@ -258,7 +262,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         raise BenchError(f"output directory '{outdir}' is not empty: name a new one with -o")
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts,
-                 int(mem), smoke, refs, python, command)
+                 int(mem), smoke, refs, python, command, jobs)
 
 
 def _first(text: str, pattern: str, fmt: str) -> str:
@@ -317,6 +321,8 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
         topo = data.topology(t)
         rows.append((f"topology_{t}", f"{topo.vcpus}\t{topo.smp}\t{','.join(topo.nodes) or '-'}"
                                       f"\t{topo.levels}"))
+    if b.jobs > 1:
+        rows.append(("boots_at_once", str(b.jobs)))
     rows.append(("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")))
     rows.append(("append", f"{data.kind('bench').append} {b.guest_append}"))
     rows += [(f"offsets_{k}", offs[k]) for k in KERNELS]
@@ -413,8 +419,9 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
     (out / "meta.tsv").write_text(meta(b, data, offs, fragments))
 
     total = b.reps * len(b.topologies) * 2
-    i = failed = retried = 0
     t_runs = time.monotonic()
+    lock = threading.Lock()
+    tally = {"done": 0, "failed": 0, "retried": 0}
 
     def boot_once(k: str, topo: str, log: pathlib.Path) -> str:
         e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=b.qemu_opts,
@@ -426,34 +433,44 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
                            stderr=subprocess.STDOUT, check=False)
         return boot_status(log)
 
+    def one(rep: int, topo: str, k: str) -> None:
+        log = out / "raw" / f"{k}-{topo}-r{rep}"
+        t0 = time.monotonic()
+        status = boot_once(k, topo, log)
+        if status != "ok":
+            # One retry: an emulator fault (a hang, a guest-time jump)
+            # should not void a 30-boot run.
+            say(f"rep {rep}, {topo:<8} {k:<8} FAILED: {status}; retrying once")
+            for src, dst in ((log, f"{log}.failed"),
+                             (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot")):
+                if src.exists():
+                    src.rename(dst)
+            with lock:
+                tally["retried"] += 1
+            status = boot_once(k, topo, log)
+        rr, mix, pool = progress_figures(log / "guest.log")
+        bad = "" if status == "ok" else f"  FAILED: {status}"
+        with lock:
+            tally["done"] += 1
+            tally["failed"] += status != "ok"
+            print(f"[{tally['done']}/{total}] rep {rep}, {topo:<8} {k:<8} "
+                  f"{int(time.monotonic() - t0):4d}s  rr: {rr or '-'}; mix: {mix or '-'}; "
+                  f"pool: {pool or '-'}{bad}", file=sys.stderr, flush=True)
+
+    # Alternate which kernel boots first, so drift hits both alike.
+    boots = [(rep, topo, k) for rep in range(1, b.reps + 1)
+             for j, topo in enumerate(b.topologies)
+             for k in (KERNELS if (rep + j) % 2 == 1 else KERNELS[::-1])]
+    at_once = f", {b.jobs} at once" if b.jobs > 1 else ""
     with stages.stage(f"A/B runs: {b.reps} repetitions x topologies ({' '.join(b.topologies)})"
-                      f" x 2 kernels = {total} boots"):
-        for rep in range(1, b.reps + 1):
-            for j, topo in enumerate(b.topologies):
-                # Alternate which kernel boots first, so drift hits both alike.
-                order = KERNELS if (rep + j) % 2 == 1 else KERNELS[::-1]
-                for k in order:
-                    i += 1
-                    log = out / "raw" / f"{k}-{topo}-r{rep}"
-                    t0 = time.monotonic()
-                    status = boot_once(k, topo, log)
-                    if status != "ok":
-                        # One retry: an emulator fault (a hang, a guest-time
-                        # jump) should not void a 30-boot run.
-                        say(f"[{i}/{total}] rep {rep}, {topo:<8} {k:<8} FAILED: {status}; "
-                            "retrying once")
-                        for src, dst in ((log, f"{log}.failed"),
-                                         (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot")):
-                            if src.exists():
-                                src.rename(dst)
-                        retried += 1
-                        status = boot_once(k, topo, log)
-                    rr, mix, pool = progress_figures(log / "guest.log")
-                    bad = "" if status == "ok" else f"  FAILED: {status}"
-                    print(f"[{i}/{total}] rep {rep}, {topo:<8} {k:<8} "
-                          f"{int(time.monotonic() - t0):4d}s  rr: {rr or '-'}; mix: {mix or '-'}; "
-                          f"pool: {pool or '-'}{bad}", file=sys.stderr, flush=True)
-                    failed += status != "ok"
+                      f" x 2 kernels = {total} boots{at_once}"):
+        if b.jobs > 1:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=b.jobs) as ex:
+                list(ex.map(lambda a: one(*a), boots))
+        else:
+            for a in boots:
+                one(*a)
+    failed, retried = tally["failed"], tally["retried"]
     with open(out / "meta.tsv", "a", encoding="utf-8") as f:
         f.write(f"retried\t{retried}\n")
         f.write(f"wall\t{total} boots in {int(time.monotonic() - t_runs)} s\n")

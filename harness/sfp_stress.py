@@ -29,6 +29,7 @@ $BUILD/stress/KIND-TOPOLOGY/ instead of $BUILD/stress/.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import pathlib
 import shutil
@@ -63,6 +64,7 @@ class Stress:
     runs: int
     busy: int
     kernels: tuple[str, ...]
+    jobs: int = 1  # runs booted at once after the first (-j)
 
     def tag(self) -> str:
         return self.kind + (f"-{self.topology}" if self.topology else "")
@@ -72,7 +74,7 @@ class Stress:
 
 
 def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: int, busy: int,
-         kernels: list[str]) -> Stress:
+         kernels: list[str], jobs: int = 1) -> Stress:
     """The Stress the flags ask for, or StressRefused (the topology's
     fit with the kind is sfp_env.validate's, done by the caller)."""
     if secs <= 0:
@@ -88,13 +90,15 @@ def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: i
         raise StressRefused(f"-N wants a number of runs > 0, not '{runs}'")
     if busy < 0:
         raise StressRefused(f"-b wants a number of busy loops, not '{busy}'")
+    if jobs < 1:
+        raise StressRefused(f"-j wants a number of boots at once, 1 or more, not '{jobs}'")
     for kern in kernels:
         if kern not in KERNELS:
             raise StressRefused(f"unknown kernel '{kern}': patched or baseline")
     for cmd, pkg in TOOLS:
         if sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg):
             raise StressRefused(sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg))
-    return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]))
+    return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]), jobs)
 
 
 def run_env(s: Stress, env: dict[str, str]) -> dict[str, str]:
@@ -203,10 +207,15 @@ def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str]
     with open(out / f"{k}-runs.err", "a", encoding="utf-8") as err:
         def note(msg: str) -> None:
             print(f"sfp: {msg}", file=err, flush=True)
-        for i in range(1, s.runs + 1):
-            log = out / f"{k}-{i}"
+        def one(i: int) -> Boot:
             # the first run builds; the others boot what it built
-            b = boot(s, k, log, out, data, env, note, boot_only=i > 1)
+            return boot(s, k, out / f"{k}-{i}", out, data, env, note, boot_only=i > 1)
+        done = {1: one(1)}
+        # The runs after the first boot what it built: J at once with -j.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=s.jobs) as pool:
+            done.update(zip(range(2, s.runs + 1), pool.map(one, range(2, s.runs + 1))))
+        for i in range(1, s.runs + 1):
+            log, b = out / f"{k}-{i}", done[i]
             clean += b.ok
             figs = sfp_repeat.newidle_figures(log / "guest.log") + [sfp_repeat.Figures()] * 2
             row = _row(str(i), "clean" if b.ok else "FAILED", str(b.passed), figs[0].light,
