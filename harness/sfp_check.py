@@ -48,7 +48,6 @@ $BUILD/check/SUITE.NAME.log; every result in $BUILD/check/all.tsv.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import os
 import pathlib
@@ -61,6 +60,7 @@ import traceback
 from typing import Callable, TextIO
 
 import sfp_env
+import sfp_guest
 import sfp_prepare
 import sfp_run
 import sfp_series as S
@@ -814,12 +814,8 @@ class Check:
         shutil.copy("/bin/busybox", d / "bin" / "busybox")
         (d / "init").write_text(f"#!/bin/busybox sh\n{init}\n")
         (d / "init").chmod(0o755)
-        names = "".join(f"{p}\n" for p in ["."] + sorted(
-            "./" + str(p.relative_to(d)) for p in d.rglob("*")))
-        cpio = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=d,
-                              input=names.encode(), capture_output=True, check=True).stdout
         out = self.chk / f"{name}.cpio.gz"
-        out.write_bytes(gzip.compress(cpio, compresslevel=1))
+        sfp_guest.newc(d, out)
         return out
 
     def kimg(self) -> pathlib.Path:

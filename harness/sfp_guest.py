@@ -224,7 +224,7 @@ def _install_kselftests(g: Guest, kst: pathlib.Path, stage: pathlib.Path,
     _add_dynamic(stage, TIMEOUT)
 
 
-def _newc(stage: pathlib.Path, out: pathlib.Path) -> None:
+def newc(stage: pathlib.Path, out: pathlib.Path) -> None:
     """STAGE as a gzip'd newc archive, paths in byte order, owned by root."""
     names = ["."]
     for top, dirs, files in os.walk(stage):
@@ -275,7 +275,7 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
             _add_dynamic(stage, PERF)
         g.out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = g.out.with_name(g.out.name + ".tmp")
-        _newc(stage, tmp_out)
+        newc(stage, tmp_out)
         tmp_out.replace(g.out)
     say(f"initramfs {g.out}: {' '.join(order)} ({-(-g.out.stat().st_size // 1024)} KiB)")
     return order

@@ -273,9 +273,10 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
             raise MatrixError(sfp_env.missing_tool(tool, pkg))
     if out and out.exists() and out.is_dir():
         raise MatrixError(f"-o {out} is a directory; a file is wanted")
-    top = pathlib.Path(env.get("BUILD") or ROOT / "build")
-    if env.get("SFP_LINE_BUILD") and env.get("SFP_LINE_BUILD") == env.get("BUILD"):
-        top = top.parent
+    try:
+        top = sfp_env.select_line(data, env).build.parent
+    except sfp_env.InputError as e:
+        raise MatrixError(str(e)) from e
     m = top / "matrix"
     debs = m / "debs"
     debs.mkdir(parents=True, exist_ok=True)

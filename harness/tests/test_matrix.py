@@ -9,6 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import sfp_matrix  # noqa: E402
 from test_series import Tree, edit, git  # noqa: E402
