@@ -18,8 +18,9 @@ from the files it left in the log directory:
 Backends (BACKENDS): 'qemu' runs QEMU here; 'lava' runs the same boot
 as a LAVA job with lava-run (Debian's lava-dispatcher, as root) and
 checks LAVA's records of the cases against the logs; 'lava-server'
-submits the job with lavacli to the lab 'sfp lab up' started and waits
-for it. Every backend ends a boot in one of three ways (Ended): the
+submits the job with lavacli to the lab 'sfp lab up' started, or to
+another server (LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR,
+LAVA_IMAGE_URL: sfp_lab.Target), and waits for it. Every backend ends a boot in one of three ways (Ended): the
 guest powered off, it hung past the timeout, or the backend failed.
 
 The boot fails when the guest hung, the backend failed, the console
@@ -83,6 +84,7 @@ class BootRequest:
     qemu_opts: tuple[str, ...] = ()
     backend: str = "qemu"
     qemu: str = QEMU
+    lava: sfp_lab.Target = sfp_lab.Target()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +146,10 @@ def check(req: BootRequest, data: Data) -> Machine:
             raise BootRefused("the lava backend runs lava-run, which must run as root")
     elif req.backend == "lava-server":
         _need("lavacli", "lavacli")
+        try:
+            req.lava.check()
+        except sfp_lab.LabError as e:
+            raise BootRefused(str(e)) from e
     return machine
 
 
@@ -219,15 +225,20 @@ class LavaBackend:
         d = req.logdir / "lava"
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
+        name = f"sched-fastpath {req.logdir.name}"
         try:
-            sfp_lava.write_job(d, f"sched-fastpath {req.logdir.name}", req.kernel, req.initrd,
-                               cmdline, seconds, console, guest, machine, server=self.server,
-                               qemu=req.qemu)
-        except ValueError as e:
+            if self.server and req.lava.portable:
+                sfp_lava.write_yaml(d / "job.yaml", sfp_lava.portable_job(
+                    name, req.lava.publish(req.kernel), req.lava.publish(req.initrd), cmdline,
+                    seconds, machine, req.mem, req.lava.device_type))
+            else:
+                sfp_lava.write_job(d, name, req.kernel, req.initrd, cmdline, seconds, console,
+                                   guest, machine, server=self.server, qemu=req.qemu)
+        except (ValueError, OSError) as e:
             return Ended("failed", str(e))
         if self.server:
             try:
-                rc, lines = sfp_lab.run_job(d / "job.yaml", seconds, d)
+                rc, lines = sfp_lab.run_job(d / "job.yaml", seconds, d, req.lava)
             except sfp_lab.LabError as e:
                 return Ended("failed", f"LAVA server: {e}")
         else:

@@ -480,6 +480,10 @@ class Check:
                 ("JOBS=0: a number of build jobs", "JOBS", "0")):
             checks.append((f"{var}={val}", lambda p=pat, k=var, v=val:
                            self.refused_before_work(out, p, **{k: v})))
+        checks.append(("BOOT_BACKEND=lava-server LAVA_DEVICE_TYPE=qemu", lambda:
+                       self.refused_before_work(out, "LAVA_DEVICE_TYPE=qemu is a lab elsewhere",
+                                                BOOT_BACKEND="lava-server",
+                                                LAVA_DEVICE_TYPE="qemu")))
         for what, pat, cmd, env in (
                 ("./sfp run -K fast", "unknown kernel kind 'fast'", [SFP, "run", "-K", "fast"],
                  None),

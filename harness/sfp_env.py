@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 
+import sfp_lab
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
 
 # variable: (what it is, the check), for the numbers the scripts take.
@@ -147,6 +148,11 @@ def check_numbers(env: dict[str, str]) -> None:
     backend = env.get("BOOT_BACKEND", "")
     if backend and backend not in BACKENDS:
         raise InputError(f"BOOT_BACKEND={backend}: one of {', '.join(BACKENDS)} is wanted")
+    if backend == "lava-server":
+        try:
+            sfp_lab.Target.from_env(env).check()
+        except sfp_lab.LabError as e:
+            raise InputError(str(e)) from e
 
 
 def validate(data: Data, env: dict[str, str], kind: str | None = None,

@@ -11,20 +11,32 @@ in LAB (default $BUILD/../lab): pid files, logs, the lavacli identity's
 token. `sfp lab down` stops the processes it started. A job is the same
 definition `lava-run` takes, with device_type sfp-qemu and the QEMU
 options in its context; the job's context sfp_dir names the directory
-QEMU writes the console and the guest's port to. Another server is used
-the same way with its own URL and token in a lavacli identity
-(lavacli identities add), and devices of that type.
+QEMU writes the console and the guest's port to.
+
+A lab elsewhere shares no files with this machine, and its QEMU devices
+are of LAVA's stock device type 'qemu'. A boot goes there as a portable
+job (Target.portable: LAVA_DEVICE_TYPE names a type other than sfp-qemu):
+the kernel and initramfs are copied into LAVA_IMAGE_DIR, which a web
+server publishes at LAVA_IMAGE_URL, the job fetches them from there, and
+the console and the guest's TAP are read back from the job's log. The
+server is the one of the lavacli identity LAVA_IDENTITY (lavacli
+identities add NAME --uri URL/RPC2 --username USER --token TOKEN). The
+local lab has devices of both types, qemu-01..N beside sfp-qemu-01..N,
+and serves LAB/images at IMAGE_URL, so the portable path runs here too.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import sfp_lava
@@ -35,6 +47,9 @@ IDENTITY = "sfp-lab"
 USER = "sfp-lab"
 WORKER = "sfp-worker"
 DEVICE_TYPE = sfp_lava.LAB_DEVICE_TYPE
+STOCK_TYPE = sfp_lava.STOCK_DEVICE_TYPE
+IMAGE_PORT = 8001
+IMAGE_URL = f"http://127.0.0.1:{IMAGE_PORT}"
 ETC = pathlib.Path("/etc/lava-server")
 DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
@@ -44,6 +59,73 @@ TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "
 
 class LabError(Exception):
     """The lab cannot do what was asked; the message says why."""
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Where BOOT_BACKEND=lava-server sends a boot: the lavacli identity
+    (LAVA_IDENTITY), the device type (LAVA_DEVICE_TYPE) and, for a
+    portable job, the directory a web server publishes (LAVA_IMAGE_DIR)
+    and its URL (LAVA_IMAGE_URL)."""
+    identity: str = IDENTITY
+    device_type: str = DEVICE_TYPE
+    image_dir: str = ""
+    image_url: str = ""
+
+    @property
+    def portable(self) -> bool:
+        return self.device_type != DEVICE_TYPE
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> "Target":
+        return cls(env.get("LAVA_IDENTITY") or IDENTITY,
+                   env.get("LAVA_DEVICE_TYPE") or DEVICE_TYPE,
+                   env.get("LAVA_IMAGE_DIR", ""), env.get("LAVA_IMAGE_URL", ""))
+
+    def check(self) -> None:
+        """LabError, in one line, for a target that cannot work."""
+        for var, val in (("LAVA_IDENTITY", self.identity),
+                         ("LAVA_DEVICE_TYPE", self.device_type)):
+            if not _NAME.match(val):
+                raise LabError(f"{var}={val}: a name of letters, digits, '_', '.' and '-' "
+                               "is wanted")
+        if not self.portable:
+            if self.image_dir or self.image_url:
+                raise LabError(f"LAVA_IMAGE_DIR and LAVA_IMAGE_URL are for a portable job: "
+                               f"set LAVA_DEVICE_TYPE to the lab's QEMU type ({STOCK_TYPE}); "
+                               f"{DEVICE_TYPE} reads this machine's files")
+            return
+        if not self.image_dir or not self.image_url:
+            raise LabError(f"LAVA_DEVICE_TYPE={self.device_type} is a lab elsewhere: it "
+                           "fetches the images from LAVA_IMAGE_URL, which publishes "
+                           "LAVA_IMAGE_DIR; set both")
+        if not re.match(r"^https?://[^\s/]+(/\S*)?$", self.image_url):
+            raise LabError(f"LAVA_IMAGE_URL={self.image_url}: an http:// or https:// URL "
+                           "is wanted")
+        d = pathlib.Path(self.image_dir)
+        if not d.is_dir() or not os.access(d, os.W_OK):
+            raise LabError(f"LAVA_IMAGE_DIR={self.image_dir}: not a directory this user can "
+                           "write")
+
+    def publish(self, path: pathlib.Path) -> str:
+        """PATH copied into the image directory under its content's hash
+        (a boot of the same image finds it there), and its URL."""
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        rel = f"{h.hexdigest()[:16]}/{path.name}"
+        dest = pathlib.Path(self.image_dir) / rel
+        if not dest.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{path.name}.{os.getpid()}")
+            shutil.copyfile(path, tmp)
+            tmp.chmod(0o644)
+            tmp.replace(dest)
+        return f"{self.image_url.rstrip('/')}/{rel}"
 
 
 def _run(*cmd: str, check: bool = True) -> str:
@@ -85,8 +167,8 @@ def _server_up(timeout: float = 0.0) -> bool:
             time.sleep(1)
 
 
-def devices(n: int) -> list[str]:
-    return [f"{DEVICE_TYPE}-{i:02d}" for i in range(1, n + 1)]
+def devices(n: int, device_type: str = DEVICE_TYPE) -> list[str]:
+    return [f"{device_type}-{i:02d}" for i in range(1, n + 1)]
 
 
 def up(lab: pathlib.Path, n: int, say=print) -> None:
@@ -154,24 +236,34 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
         details = _run("lava-server", "manage", "workers", "details", WORKER)
     wtoken = [ln.split(":", 1)[1].strip() for ln in details.splitlines()
               if ln.startswith("token")][0]
+    # LAVA's own QEMU type (lava-server's qemu.jinja2), as labs have it.
+    if STOCK_TYPE not in _run("lava-server", "manage", "device-types", "list").split():
+        _run("lava-server", "manage", "device-types", "add", STOCK_TYPE)
     have = _run("lava-server", "manage", "devices", "list", "--all", check=False)
-    for dev in devices(n):
+    for dev in devices(n) + devices(n, STOCK_TYPE):
         d = DEVICE_ROOT / dev
         d.mkdir(parents=True, exist_ok=True)
+        dtype = DEVICE_TYPE if dev.startswith(DEVICE_TYPE) else STOCK_TYPE
         (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
-            f"{{% extends '{DEVICE_TYPE}.jinja2' %}}\n{{% set device_dir = '{d}' %}}\n")
-        if dev not in have:
-            _run("lava-server", "manage", "devices", "add", "--device-type", DEVICE_TYPE,
+            f"{{% extends '{dtype}.jinja2' %}}\n{{% set device_dir = '{d}' %}}\n")
+        if dev not in have.split():
+            _run("lava-server", "manage", "devices", "add", "--device-type", dtype,
                  "--worker", WORKER, dev)
     _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
     _start(lab, "worker", ["lava-worker", "--name", WORKER, "--url", URL, "--token", wtoken,
                            "--worker-dir", str(lab / "worker"), "--level", "INFO"])
-    say(f"lab up: {URL}, worker {WORKER}, devices {', '.join(devices(n))}; "
-        f"lavacli -i {IDENTITY} (logs in {lab})")
+    # The images of portable jobs, published as a lab elsewhere needs them.
+    (lab / "images").mkdir(exist_ok=True)
+    _start(lab, "images", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
+                           "--directory", str(lab / "images"), str(IMAGE_PORT)])
+    say(f"lab up: {URL}, worker {WORKER}, devices {', '.join(devices(n))} and "
+        f"{', '.join(devices(n, STOCK_TYPE))}; lavacli -i {IDENTITY} (logs in {lab})")
+    say(f"portable jobs: LAVA_DEVICE_TYPE={STOCK_TYPE} LAVA_IMAGE_DIR={lab / 'images'} "
+        f"LAVA_IMAGE_URL={IMAGE_URL}")
 
 
 def down(lab: pathlib.Path, say=print) -> None:
-    for name in ("worker", "scheduler", "gunicorn"):
+    for name in ("images", "worker", "scheduler", "gunicorn"):
         pidfile = lab / f"{name}.pid"
         if _alive(pidfile):
             os.killpg(int(pidfile.read_text()), signal.SIGTERM)
@@ -210,16 +302,31 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY) -> Submi
                      info.get("failure_comment") or "", time.monotonic() - t0)
 
 
-def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path) -> tuple[int, list[str]]:
-    """Submit JOB (a boot of TIMEOUT_S seconds), wait for it, and check
-    its records against OUT/../console.log and guest.log: the status and
-    summary of sfp_lava.report, after a line naming the job."""
-    sub = submit(job, timeout_s + 300)
+def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
+            target: Target = Target()) -> tuple[int, list[str]]:
+    """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server, wait
+    for it, keep its log in OUT/lava.log, and check its records against
+    OUT/../console.log and guest.log (for a portable job, made from that
+    log first): the status and summary of sfp_lava.report, after a line
+    naming the job."""
+    sub = submit(job, timeout_s + 300, target.identity)
     (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
     head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
             f"{sub.health}{', ' + sub.failure if sub.failure else ''} "
             f"({sub.seconds:.0f} s from submission)")
-    rec = record(sub.job_id)
+    log = out / "lava.log"
+    p = subprocess.run(["lavacli", "-i", target.identity, "jobs", "logs", "--raw", "--no-follow",
+                        sub.job_id], capture_output=True, text=True, check=False)
+    log.write_text(p.stdout, encoding="utf-8")
+    if target.portable:
+        if p.returncode or not p.stdout:
+            raise LabError(f"lavacli jobs logs {sub.job_id}: "
+                           f"{(p.stderr or 'no log').strip()[-300:]}")
+        sfp_lava.logs_from_job(log, out.parent / "console.log", out.parent / "guest.log")
+    cmd = sfp_lava.boot_command(log)
+    if cmd:
+        (out.parent / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
+    rec = record(sub.job_id, target.identity)
     if sub.health != "Complete" and rec.job_result == "pass":
         rec.job_result = "fail"
         rec.job_error = sub.failure or f"job {sub.health.lower()}"

@@ -17,6 +17,15 @@ LAVA's own records are a second count of the same cases, checked
 against the logs (lava_check). LAVA's 'pass' for the job means only that
 the job completed.
 
+A lab elsewhere (a portable job, portable_job): its workers cannot read
+this machine's files, and its devices are of LAVA's stock 'qemu' device
+type, with one serial port. The kernel and initramfs are fetched by
+http(s) URL, the guest finds no second port and writes its TAP to the
+console (scripts/guest/init), both monitors watch the console, and the
+console.log and guest.log the harness parses are made from the job's
+log (logs_from_job): the console is every line the target printed, the
+guest's log the part from its first 'sfp-begin:' line to 'sfp-done'.
+
 Traps met here: the console reaches LAVA with '\\r\\r\\n' line ends, and a
 pattern is tried as text arrives, so a case name is matched only up to
 the white space that ends it, never up to a newline; a monitor reads the
@@ -38,6 +47,12 @@ GUEST_END = "sfp-done"
 RESULT_LINE = r"\b(?P<result>not ok|ok) \d+ "
 # The device type of the local lab's devices (sfp_lab, harness/lava/).
 LAB_DEVICE_TYPE = "sfp-qemu"
+# LAVA's own QEMU device type (lava-server's qemu.jinja2), which labs have.
+STOCK_DEVICE_TYPE = "qemu"
+# What the stock device type sets itself (memory from the job's context;
+# -nographic puts the one serial port on the console) or what would take
+# that port away: left out of a portable job's extra options.
+_STOCK_DROPS = {"-m": 2, "-nodefaults": 1, "-display": 2}
 
 
 def _timeout(seconds: int) -> dict:
@@ -77,7 +92,8 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
 
 
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dict:
-    """The job definition: one boot, KUnit on the console, the guest's TAP."""
+    """The job definition: one boot, KUnit on the console, the guest's TAP
+    on its own port; KERNEL and INITRD are files of this machine."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
     return {
@@ -103,6 +119,38 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dic
             _monitor("guest", "guest", GUEST_START, GUEST_END, r"[\w.:-]+", timeout_s),
         ],
     }
+
+
+def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
+                 machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE) -> dict:
+    """A job any lab with LAVA's stock QEMU device type runs: the images
+    by URL, MACHINE's QEMU options in the context (memory as MEM), one
+    console for KUnit and the guest's TAP."""
+    for url in (kernel_url, initrd_url):
+        if not re.match(r"https?://", url):
+            raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
+    definition = job(name, kernel_url, initrd_url, append, timeout_s)
+    definition["device_type"] = device_type
+    for image, url in (("kernel", kernel_url), ("initrd", initrd_url)):
+        definition["actions"][0]["deploy"]["images"][image]["url"] = url
+    definition["context"].update({"no_kvm": True, "memory": mem,
+                                  "extra_options": stock_options(machine)})
+    kunit, guest = definition["actions"][2], definition["actions"][4]
+    guest["test"]["namespace"] = "vm"
+    definition["actions"] = definition["actions"][:3] + [guest]
+    assert kunit["test"]["namespace"] == "vm"
+    return definition
+
+
+def stock_options(machine: list[str]) -> list[str]:
+    """MACHINE's QEMU options less what the stock device type sets itself."""
+    out, i = [], 0
+    while i < len(machine):
+        skip = _STOCK_DROPS.get(machine[i], 0)
+        if not skip:
+            out.append(machine[i])
+        i += skip or 1
+    return out
 
 
 def _monitor(namespace: str, name: str, start: str, end: str, case: str, timeout_s: int) -> dict:
@@ -165,7 +213,7 @@ class LavaRecord:
         if definition == "lava":
             if case == "job":
                 self.job_result = result
-                self.job_error = str(meta.get("error_msg", ""))
+                self.job_error = str(meta.get("error_msg", "")).strip()
                 self.error_type = str(meta.get("error_type", ""))
             else:
                 self.actions.append((case, result, json.dumps(meta.get("extra", {}))))
@@ -181,8 +229,48 @@ class LavaRecord:
             "timed out" in e.lower() for e in self.errors)
 
 
+# YAML's escapes in a double-quoted scalar that JSON does not have.
+_YAML_ESCAPES = {"0": "\\u0000", "a": "\\u0007", "v": "\\u000b", "e": "\\u001b",
+                 " ": " ", "N": "\\u0085", "_": "\\u00a0", "L": "\\u2028",
+                 "P": "\\u2029", "/": "/", "\t": "\\t"}
+_YAML_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|[^x U])|\\(.)')
+
+
+def _json_escape(m: re.Match) -> str:
+    esc = m.group(1) or m.group(2)
+    if esc[0] == "x":
+        return "\\u00" + esc[1:]
+    if esc[0] == "U":
+        code = int(esc[1:], 16)
+        return json.dumps(chr(code))[1:-1] if code > 0xFFFF else "\\u" + esc[5:]
+    return _YAML_ESCAPES.get(esc, "\\" + esc)
+
+
+def log_entry(line: str) -> dict | None:
+    """One line of a LAVA job log ('- {"dt": .., "lvl": .., "msg": ..}' as
+    LAVA and lavacli --raw write it, or the same mapping alone, as lava-run
+    logs it), or None. The mapping is YAML in JSON's flow style: its
+    strings are double-quoted, with YAML's escapes (\\e, \\xNN) and a tag
+    ('! "3485944"') where a string looks like a number."""
+    line = line.strip()
+    if line.startswith("- "):
+        line = line[2:]
+    if not line.startswith("{"):
+        return None
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        try:
+            entry = json.loads(_YAML_ESCAPE.sub(_json_escape, re.sub(r'(?<=[:,\[] )! "', '"',
+                                                                     line)))
+        except ValueError:
+            return None
+    return entry if isinstance(entry, dict) else None
+
+
 def parse_log(path: pathlib.Path) -> LavaRecord:
-    """lava-run's log: one JSON object per line ({dt, lvl, msg})."""
+    """A LAVA job's log (lava-run's, or a server's): one {dt, lvl, msg}
+    mapping per line."""
     rec = LavaRecord()
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -190,9 +278,8 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
         rec.errors.append(f"no LAVA log {path}")
         return rec
     for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
+        entry = log_entry(line)
+        if entry is None:
             continue
         lvl, msg = entry.get("lvl"), entry.get("msg")
         if lvl == "error":
@@ -201,6 +288,27 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
             continue
         rec.add(msg.get("definition", ""), msg.get("case", ""), msg.get("result", ""), msg)
     return rec
+
+
+def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path) -> int:
+    """CONSOLE and GUEST from a portable job's LOG: every line the target
+    printed, and of those the guest's part (its first 'sfp-begin:' line
+    to 'sfp-done'); the number of console lines."""
+    lines = []
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    for line in text.splitlines():
+        entry = log_entry(line)
+        if entry and entry.get("lvl") in ("target", "feedback") and isinstance(entry.get("msg"),
+                                                                                 str):
+            lines.append(entry["msg"].rstrip("\r\n"))
+    console.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+    begin = next((i for i, ln in enumerate(lines) if ln.startswith(GUEST_START)), None)
+    part = []
+    if begin is not None:
+        end = next((i for i in range(begin, len(lines)) if lines[i] == GUEST_END), len(lines) - 1)
+        part = lines[begin:end + 1]
+    guest.write_text("".join(ln + "\n" for ln in part), encoding="utf-8")
+    return len(lines)
 
 
 KTAP_RESULT = re.compile(r"^\s*(?:\[[ 0-9.]*\]\s*)?(not ok|ok) \d+ (\w+)")
@@ -247,7 +355,9 @@ def boot_command(log: pathlib.Path) -> str:
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
     for line in text.splitlines():
         if '"Boot command: ' in line:
-            return line.split('"Boot command: ', 1)[1].rsplit('"', 1)[0].replace('\\"', '"')
+            msg = (log_entry(line) or {}).get("msg")
+            if isinstance(msg, str) and msg.startswith("Boot command: "):
+                return msg[len("Boot command: "):]
     return ""
 
 

@@ -133,6 +133,14 @@ _KTAP_PLAN = re.compile(r"^\s*[0-9]+\.\.[0-9]+")
 _KTAP_RESULT = re.compile(r"^\s*(not )?ok [0-9]+")
 
 
+def kunit_part(console: str) -> str:
+    """The console up to the guest's first 'sfp-begin:' line: a guest with
+    no port of its own (a portable LAVA job) writes its TAP there, after
+    KUnit's, and kunit.py parse would read it as more of KUnit's."""
+    cut = re.search(r"^sfp-begin: ", console, re.M)
+    return console[:cut.start()] if cut else console
+
+
 def ktap_headers_clean(console: str) -> str:
     """The console with every line that is not KTAP left out of each
     test's header (from its 'KTAP version' line to its plan): a kernel
@@ -198,7 +206,7 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
 
     console = _read(console_log)
     if "KTAP version" in console:
-        _write(logdir / "kunit.ktap", ktap_headers_clean(console))
+        _write(logdir / "kunit.ktap", ktap_headers_clean(kunit_part(console)))
         parse("kunit", logdir / "kunit.ktap")
         inputs.append(("kunit", "kunit", str(logdir / "kunit.json")))
         extra += slow_rows(console)

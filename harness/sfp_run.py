@@ -41,6 +41,7 @@ import sfp_boot
 import sfp_build
 import sfp_env
 import sfp_guest
+import sfp_lab
 import sfp_prepare
 import sfp_report
 import sfp_results
@@ -451,4 +452,4 @@ def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
         mem=int(env.get("MEM") or 512), timeout=int(env.get("BOOT_TIMEOUT") or 600),
         accel=env.get("ACCEL") or "tcg", append=run.append,
         qemu_opts=tuple((env.get("QEMU_OPTS") or "").split()),
-        backend=env.get("BOOT_BACKEND") or "qemu")
+        backend=env.get("BOOT_BACKEND") or "qemu", lava=sfp_lab.Target.from_env(env))

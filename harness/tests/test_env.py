@@ -73,5 +73,18 @@ class SelectLine(unittest.TestCase):
         self.assertEqual(out, f"6.1|/b x/6.1|{self.d.lines['6.1'].known_good}|")
 
 
+class Numbers(unittest.TestCase):
+    def test_lava_target_checked_before_any_work(self):
+        sfp_env.check_numbers({"BOOT_BACKEND": "lava-server"})
+        # the variables of a portable job mean nothing to the other backends
+        sfp_env.check_numbers({"LAVA_DEVICE_TYPE": "qemu"})
+        with self.assertRaisesRegex(sfp_env.InputError, "LAVA_DEVICE_TYPE=qemu is a lab "
+                                    "elsewhere.*set both"):
+            sfp_env.check_numbers({"BOOT_BACKEND": "lava-server", "LAVA_DEVICE_TYPE": "qemu"})
+        with self.assertRaisesRegex(sfp_env.InputError, "LAVA_IMAGE_URL=ftp://h"):
+            sfp_env.check_numbers({"BOOT_BACKEND": "lava-server", "LAVA_DEVICE_TYPE": "qemu",
+                                   "LAVA_IMAGE_DIR": "/tmp", "LAVA_IMAGE_URL": "ftp://h"})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -139,10 +139,6 @@ class Records(unittest.TestCase):
         self.assertTrue(rec.errors)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class ServerRecords(unittest.TestCase):
     """sfp lab reads a server's results (lavacli results --json) into the
     same record as lava-run's log."""
@@ -189,3 +185,134 @@ class ServerRecords(unittest.TestCase):
             self.assertFalse((d / "lava" / "device.yaml").exists())
         finally:
             shutil.rmtree(d)
+
+
+class PortableJobs(unittest.TestCase):
+    """A job for a lab elsewhere: LAVA's stock QEMU device type, images by
+    URL, the console and the guest's TAP read back from the job's log."""
+
+    MACHINE = ["-accel", "tcg", "-cpu", "max", "-smp", "4", "-m", "512", "-nodefaults",
+               "-display", "none", "-no-reboot", "-icount", "shift=3"]
+
+    def test_job(self):
+        j = sfp_lava.portable_job("t", "http://lab/k/bzImage", "https://lab/k/rd", "a b", 600,
+                                  self.MACHINE, 1024)
+        self.assertEqual(j["device_type"], "qemu")
+        self.assertEqual([next(iter(a)) for a in j["actions"]], ["deploy", "boot", "test", "test"])
+        self.assertEqual({next(iter(a.values()))["namespace"] for a in j["actions"]}, {"vm"})
+        images = j["actions"][0]["deploy"]["images"]
+        self.assertEqual((images["kernel"]["url"], images["initrd"]["url"]),
+                         ("http://lab/k/bzImage", "https://lab/k/rd"))
+        self.assertEqual(j["context"]["memory"], 1024)
+        self.assertTrue(j["context"]["no_kvm"])
+        # what the stock type sets itself, or what would take its one
+        # serial port away, is left out; the rest of the machine stays
+        self.assertEqual(j["context"]["extra_options"],
+                         ["-accel", "tcg", "-cpu", "max", "-smp", "4", "-no-reboot", "-icount",
+                          "shift=3"])
+        self.assertEqual([a["test"]["monitors"][0]["name"] for a in j["actions"][2:]],
+                         ["kunit", "guest"])
+        for url in ("file:///k/bzImage", "/k/bzImage", "ftp://lab/k"):
+            with self.assertRaises(ValueError):
+                sfp_lava.portable_job("t", url, "http://lab/rd", "a", 60, [], 512)
+
+    def test_log_lines(self):
+        # As lavacli --raw and a server's output.yaml write them: YAML in
+        # JSON's flow style, with YAML's escapes and a tag on a string that
+        # looks like a number.
+        e = sfp_lava.log_entry(r'- {"dt": "x", "lvl": "target", "msg": "a\e[0m\x85\N\_b\\\"c"}')
+        self.assertEqual(e["msg"], 'a\x1b[0m\x85\x85\xa0b\\"c')
+        e = sfp_lava.log_entry(r'- {"dt": "x", "lvl": "results", "msg": {"size": ! "3485944", '
+                               r'"u": "\U0001F600\u00e9"}}')
+        self.assertEqual(e["msg"], {"size": "3485944", "u": "\U0001F600\u00e9"})
+        self.assertEqual(sfp_lava.log_entry('{"lvl": "info", "msg": "m"}')["msg"], "m")
+        for junk in ("", "not json", "- [1, 2]", "- {broken"):
+            self.assertIsNone(sfp_lava.log_entry(junk))
+
+    def test_console_and_guest_from_the_log(self):
+        d = pathlib.Path(tempfile.mkdtemp())
+        try:
+            lines = [entry("info", "Boot command: qemu-system-x86_64 -smp 4")]
+            lines += [entry("target", ln) for ln in CONSOLE.split("\n")[:-3]]
+            lines += [entry("target", "sfp: guest 6.12.118 up, 4 CPUs"),
+                      entry("debug", "not the console")]
+            lines += [entry("target", ln) for ln in GUEST.split("\n")[:-1]]
+            lines += [entry("target", "reboot: Restarting system")]
+            (d / "lava.log").write_text("\n".join("- " + ln for ln in lines) + "\n")
+            n = sfp_lava.logs_from_job(d / "lava.log", d / "console.log", d / "guest.log")
+            self.assertEqual(n, len(lines) - 2)
+            console = (d / "console.log").read_text()
+            self.assertNotIn("\r", console)
+            self.assertNotIn("not the console", console)
+            self.assertEqual((d / "guest.log").read_text(), GUEST.replace("\r", ""))
+            self.assertEqual(sfp_lava.count_in_logs(d / "console.log", d / "guest.log"),
+                             {"kunit": 3, "guest": 2})
+            self.assertEqual(sfp_lava.boot_command(d / "lava.log"), "qemu-system-x86_64 -smp 4")
+            # a guest that never began gives an empty guest log, not the console
+            (d / "lava.log").write_text("- " + entry("target", "Kernel panic") + "\n")
+            sfp_lava.logs_from_job(d / "lava.log", d / "console.log", d / "guest.log")
+            self.assertEqual((d / "guest.log").read_text(), "")
+        finally:
+            shutil.rmtree(d)
+
+
+class Targets(unittest.TestCase):
+    """LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL."""
+
+    def setUp(self):
+        import sfp_lab
+        self.lab = sfp_lab
+        self.d = pathlib.Path(tempfile.mkdtemp())
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def target(self, **env):
+        return self.lab.Target.from_env(env)
+
+    def test_local_lab_by_default(self):
+        t = self.target()
+        self.assertFalse(t.portable)
+        t.check()
+        self.assertEqual((t.identity, t.device_type), ("sfp-lab", "sfp-qemu"))
+
+    def test_refusals(self):
+        d = str(self.d)
+        for env, words in (
+                ({"LAVA_IDENTITY": "a b"}, "LAVA_IDENTITY=a b"),
+                ({"LAVA_DEVICE_TYPE": "../x"}, "LAVA_DEVICE_TYPE=../x"),
+                ({"LAVA_IMAGE_URL": "http://h/"}, "are for a portable job"),
+                ({"LAVA_DEVICE_TYPE": "qemu"}, "set both"),
+                ({"LAVA_DEVICE_TYPE": "qemu", "LAVA_IMAGE_DIR": d}, "set both"),
+                ({"LAVA_DEVICE_TYPE": "qemu", "LAVA_IMAGE_DIR": d,
+                  "LAVA_IMAGE_URL": "file:///srv"}, "http:// or https://"),
+                ({"LAVA_DEVICE_TYPE": "qemu", "LAVA_IMAGE_DIR": d + "/none",
+                  "LAVA_IMAGE_URL": "http://h:8001"}, "not a directory")):
+            with self.assertRaises(self.lab.LabError, msg=env) as cm:
+                self.target(**env).check()
+            self.assertIn(words, str(cm.exception))
+            self.assertNotIn("\n", str(cm.exception))
+
+    def test_publish(self):
+        t = self.target(LAVA_DEVICE_TYPE="qemu", LAVA_IMAGE_DIR=str(self.d / "www"),
+                        LAVA_IMAGE_URL="http://lab:8001/sfp/")
+        (self.d / "www").mkdir()
+        t.check()
+        self.assertTrue(t.portable)
+        img = self.d / "bzImage"
+        img.write_bytes(b"kernel one")
+        url = t.publish(img)
+        self.assertRegex(url, r"^http://lab:8001/sfp/[0-9a-f]{16}/bzImage$")
+        rel = url.split("/sfp/", 1)[1]
+        self.assertEqual((self.d / "www" / rel).read_bytes(), b"kernel one")
+        self.assertEqual(t.publish(img), url)  # the same image, the same place
+        img.write_bytes(b"kernel two")  # another build of the same name
+        other = t.publish(img)
+        self.assertNotEqual(other, url)
+        self.assertEqual((self.d / "www" / rel).read_bytes(), b"kernel one")
+        self.assertEqual(sorted(p.name for p in (self.d / "www").rglob("*") if p.is_file()),
+                         ["bzImage", "bzImage"])
+
+
+if __name__ == "__main__":
+    unittest.main()

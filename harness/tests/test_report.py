@@ -143,6 +143,16 @@ class KtapHeaders(unittest.TestCase):
         self.assertNotIn("noise", sfp_report.ktap_headers_clean(console))
         self.assertEqual(sfp_report.ktap_headers_clean("no tests here\n"), "no tests here\n")
 
+    def test_kunit_part_stops_at_the_guest(self):
+        # A guest with no port of its own writes its TAP on the console
+        # after KUnit's (a portable LAVA job); kunit.py parse sees none of it.
+        guest = "sfp-begin: kselftest\nTAP version 13\nok 1 selftests: sched: t\nsfp-done\n"
+        self.assertEqual(sfp_report.kunit_part(self.CONSOLE + "sfp: guest up\n" + guest),
+                         self.CONSOLE + "sfp: guest up\n")
+        self.assertEqual(sfp_report.kunit_part(self.CONSOLE), self.CONSOLE)
+        self.assertEqual(sfp_report.kunit_part("x sfp-begin: not at a line's start\n"),
+                         "x sfp-begin: not at a line's start\n")
+
 
 if __name__ == "__main__":
     unittest.main()
