@@ -27,6 +27,12 @@ one source of a line without a package), the main job (sfp run: build,
 boot, KUnit, kselftests) on the whole source (with THREEWAY_FROM where
 the checks needed a three-way merge), unless --no-boot.
 
+With -j J the boots are a job set, as sfp mutate -j makes them: every
+version's kernel is built first, in turn (sfp run --build-only, its
+images kept in $BUILD/matrix/jobs-VERSION), then the boots run J at once
+(sfp run --boot-only; with BOOT_BACKEND=lava-server, J jobs on the LAVA
+server). $BUILD/matrix/jobs.tsv has each boot's time.
+
 Work and downloads go to $BUILD/matrix: the .deb files are kept and not
 fetched again. Exit status 1 if a version fails a check or a build and
 boot fails; the table lists every version, failing ones with the reason.
@@ -39,10 +45,12 @@ import pathlib
 import re
 import shutil
 import subprocess
+import time
 from typing import Callable
 
 import sfp_env
 import sfp_prepare
+import sfp_repeat
 import sfp_run
 import sfp_series as S
 from sfp_data import ROOT, Data
@@ -232,39 +240,95 @@ def check_version(line: str, version: str, src: pathlib.Path, work: pathlib.Path
     return row
 
 
-def boot_version(row: Row, src: pathlib.Path, top: pathlib.Path, m: pathlib.Path,
-                 env: dict[str, str], stages: sfp_run.Stages) -> tuple[str, bool]:
-    """The main job on the whole source, when its checks passed: a row of
-    the boots table, and whether it passed."""
-    line, v = row.line, row.version
+@dataclasses.dataclass(frozen=True)
+class Boot:
+    """The main job of one version: sfp run with ENV; its logs in LOGS."""
+    line: str
+    version: str
+    env: dict[str, str]
+    logs: pathlib.Path
+
+
+def boot_plan(row: Row, src: pathlib.Path, top: pathlib.Path, m: pathlib.Path,
+              env: dict[str, str]) -> Boot | None:
+    """The main job on the whole source, when its checks passed."""
     if not (row.ok and row.repro == "identical"):
-        return f"| {line} | {v} | not booted: the checks above failed |", True
-    with stages.stage(f"line {line}, Linux {v}: build, boot, tests"):
-        run_env = {k: val for k, val in env.items()
-                   if k not in ("LINE", "LINE_FROM", "SFP_LINE_BUILD")}
-        run_env.update(KSRC=str(src), BUILD=str(m / f"build-{v}"),
-                       THREEWAY_FROM=str(top / line / "tree") if row.threeway else "")
-        with open(m / f"run-{v}.log", "w", encoding="utf-8") as log:
-            brc = subprocess.run([str(ROOT / "sfp"), "run"], env=run_env, stdout=log,
+        return None
+    run_env = {k: val for k, val in env.items()
+               if k not in ("LINE", "LINE_FROM", "SFP_LINE_BUILD", "STAGE_TIMES")}
+    run_env.update(KSRC=str(src), BUILD=str(m / f"build-{row.version}"),
+                   THREEWAY_FROM=str(top / row.line / "tree") if row.threeway else "")
+    return Boot(row.line, row.version, run_env,
+                m / f"build-{row.version}" / row.line / "logs" / "patched")
+
+
+def boot_row(b: Boot, rc: int, log: str, times: list[str] = ()) -> tuple[str, bool]:
+    """A row of the boots table from B's logs, and whether it passed; TIMES:
+    stage times before the boot's own (a job set's build)."""
+    res = ""
+    if (b.logs / "report.txt").is_file():
+        res = next((ln for ln in (b.logs / "report.txt").read_text(errors="replace")
+                    .splitlines() if re.match(r"^[0-9]+ passed, [0-9]+ failed", ln)), "")
+    times = list(times)
+    if (b.logs / "stage-times.tsv").is_file():
+        times += stage_times(b.logs / "stage-times.tsv")
+    res = res or f"no result (exit {rc}, see {log})"
+    return f"| {b.line} | {b.version} | {res} | {', '.join(times)} |", rc == 0
+
+
+def stage_times(tsv: pathlib.Path) -> list[str]:
+    return [f"{n} {s}s" for n, _, s in (ln.rpartition("\t") for ln in
+                                       tsv.read_text().splitlines()) if n]
+
+
+def boot_version(b: Boot, m: pathlib.Path, stages: sfp_run.Stages) -> tuple[str, bool]:
+    """The main job of B in turn: build, boot, tests."""
+    with stages.stage(f"line {b.line}, Linux {b.version}: build, boot, tests"):
+        with open(m / f"run-{b.version}.log", "w", encoding="utf-8") as log:
+            brc = subprocess.run([str(ROOT / "sfp"), "run"], env=b.env, stdout=log,
                                  stderr=subprocess.STDOUT, check=False).returncode
-        logs = m / f"build-{v}" / line / "logs" / "patched"
-        res = ""
-        if (logs / "report.txt").is_file():
-            res = next((ln for ln in (logs / "report.txt").read_text(errors="replace")
-                        .splitlines() if re.match(r"^[0-9]+ passed, [0-9]+ failed", ln)), "")
-        times = ""
-        if (logs / "stage-times.tsv").is_file():
-            times = ", ".join(f"{n} {s}s" for n, _, s in
-                              (ln.rpartition("\t") for ln in
-                               (logs / "stage-times.tsv").read_text().splitlines()))
-    res = res or f"no result (exit {brc}, see run-{v}.log)"
-    return f"| {line} | {v} | {res} | {times} |", brc == 0
+    return boot_row(b, brc, f"run-{b.version}.log")
+
+
+def boot_set(plans: list[Boot], m: pathlib.Path, workers: int, stages: sfp_run.Stages,
+             say: Callable[[str], None]) -> list[tuple[str, bool]]:
+    """The main jobs of PLANS as a job set: each built in turn, then the
+    boots WORKERS at once; a boots-table row of each, in PLANS' order."""
+    jobs, rows, built = [], {}, {}
+    for b in plans:
+        out = m / f"jobs-{b.version}"
+        with stages.stage(f"line {b.line}, Linux {b.version}: build"):
+            try:
+                images = sfp_repeat.build_saved([], out, b.env)
+            except sfp_repeat.RepeatFailed as e:
+                say(str(e))
+                rows[b.version] = (f"| {b.line} | {b.version} | no result (the build failed, "
+                                   f"see jobs-{b.version}/build.out) | |", False)
+                continue
+        # the boot empties its log directory: the build's stage times first
+        built[b.version] = stage_times(b.logs / "stage-times.tsv") \
+            if (b.logs / "stage-times.tsv").is_file() else []
+        jobs.append(sfp_repeat.BootJob(b.version, 1, (), images, b.logs, b.env))
+    if jobs:
+        with stages.stage(f"{len(jobs)} boots as jobs, {workers} at once"):
+            t0 = time.monotonic()
+            done = sfp_repeat.run_jobs(jobs, workers, plans[0].env, say)
+            table = sfp_repeat.jobs_table(done, workers, time.monotonic() - t0)
+            (m / "jobs.tsv").write_text(table)
+            say(table.splitlines()[-1].lstrip("# ") + f"; per job: {m}/jobs.tsv")
+        for d in done:
+            b = next(p for p in plans if p.version == d.job.name)
+            rows[b.version] = boot_row(b, d.status, f"{d.job.logdir}.out", built[b.version])
+    return [rows[b.version] for b in plans]
 
 
 def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd: str,
-        env: dict[str, str], say: Callable[[str], None]) -> bool:
+        env: dict[str, str], say: Callable[[str], None], workers: int = 0) -> bool:
     """The table, written to $BUILD/matrix/matrix.md (and OUT); False when
-    a version failed a check or its boot."""
+    a version failed a check or its boot. WORKERS: boot as a job set, that
+    many at once (0: each version built and booted in turn)."""
+    if workers < 0:
+        raise MatrixError(f"-j wants a number of boots at once, not {workers}")
     for ln in lines:
         if ln not in data.lines:
             raise MatrixError(f"no line '{ln}': lines are {' '.join(data.line_names())}")
@@ -284,6 +348,7 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
                             else None, fresh=False)
     rows: list[str] = []
     boots: list[str] = []
+    plans: list[Boot | str] = []  # a boot, or the row of a version not booted
     ok = True
 
     def checked(row: Row) -> Row:
@@ -311,9 +376,8 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
                 row = checked(check_version(line, v, pathlib.Path(src), m / line / v,
                                             patches, threeway_from))
             if boot:
-                b, bok = boot_version(row, pathlib.Path(src), top, m, env, stages)
-                boots.append(b)
-                ok = ok and bok
+                plans.append(boot_plan(row, pathlib.Path(src), top, m, env) or
+                             f"| {line} | {v} | not booted: the checks above failed |")
             continue
         vs = versions(rec.debian_package)
         if not vs:
@@ -340,9 +404,17 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
         for v in dict.fromkeys((vs[0], vs[-1])):
             tarball = m / line / f"linux-source-{v}.tar.xz"
             row = checked_rows.get(v, Row(line, v, note="not fetched"))
-            b, bok = boot_version(row, tarball, top, m, env, stages)
-            boots.append(b)
-            ok = ok and bok
+            plans.append(boot_plan(row, tarball, top, m, env) or
+                         f"| {line} | {v} | not booted: the checks above failed |")
+    booted = [p for p in plans if isinstance(p, Boot)]
+    if workers:
+        done = iter(boot_set(booted, m, workers, stages, say))
+    else:
+        done = (boot_version(b, m, stages) for b in booted)
+    for p in plans:
+        b, bok = next(done) if isinstance(p, Boot) else (p, True)
+        boots.append(b)
+        ok = ok and bok
     day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     text = HEAD.format(cmd=cmd, day=day) + "".join(f"{r}\n" for r in rows)
     if boots:

@@ -185,6 +185,7 @@ class BootJob:
     run_args: tuple[str, ...]
     images: pathlib.Path
     logdir: pathlib.Path
+    env: dict[str, str] | None = None  # the boot's own environment, else run_jobs' ENV
 
 
 @dataclasses.dataclass(frozen=True)
@@ -233,7 +234,8 @@ def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
         with open(f"{job.logdir}.out", "wb") as o:
             rc = subprocess.run([sfp, "run", *job.run_args, "--boot-only", "--images",
                                  str(job.images), "-l", str(job.logdir)], stdout=o,
-                                stderr=subprocess.STDOUT, env=env, check=False).returncode
+                                stderr=subprocess.STDOUT, env=job.env or env,
+                                check=False).returncode
         cases = sfp_results.read_tsv(job.logdir / "results.tsv")
         done = Done(job, time.monotonic() - t0, rc, sum(c.status == "PASS" for c in cases),
                     sum(c.failed for c in cases))

@@ -64,5 +64,72 @@ class Versions(unittest.TestCase):
         self.assertEqual(sorted(vs, key=sfp_matrix._vkey, reverse=True), want)
 
 
+class JobSet(unittest.TestCase):
+    """sfp matrix -j: every version built first, then the boots as a job
+    set; the boots table is the one a run in turn gives."""
+
+    def setUp(self):
+        import tempfile
+        import sfp_repeat
+        import sfp_run
+        self.rp, self.run = sfp_repeat, sfp_run
+        self.tmp = tempfile.TemporaryDirectory()
+        self.m = P(self.tmp.name)
+        self.saved = (sfp_repeat.build_saved, sfp_repeat.run_jobs)
+        self.calls = []
+
+        def build_saved(run_args, out, env):
+            self.calls.append(("build", env["KSRC"]))
+            if "bad" in env["KSRC"]:
+                raise sfp_repeat.RepeatFailed("build failed")
+            logs = P(env["BUILD"]) / "6.1" / "logs" / "patched"
+            logs.mkdir(parents=True)
+            (logs / "stage-times.tsv").write_text("tree\t3\nbuild\t300\nguest\t4\n")
+            (out / "images").mkdir(parents=True)
+            return out / "images"
+
+        def run_jobs(jobs, workers, env, say):
+            done = []
+            for j in jobs:
+                self.calls.append(("boot", j.env["KSRC"], workers))
+                for f in j.logdir.iterdir():  # the boot empties its log directory
+                    f.unlink()
+                (j.logdir / "report.txt").write_text("x\n46 passed, 0 failed\n")
+                (j.logdir / "stage-times.tsv").write_text("boot\t25\ntests\t2\n")
+                done.append(sfp_repeat.Done(j, 27.0, 0, 46, 0))
+            return done
+        sfp_repeat.build_saved, sfp_repeat.run_jobs = build_saved, run_jobs
+
+    def tearDown(self):
+        self.rp.build_saved, self.rp.run_jobs = self.saved
+        self.tmp.cleanup()
+
+    def plan(self, v, src):
+        row = sfp_matrix.Row("6.1", v, have=" 0002 0003", base="yes", applies="am",
+                             repro="identical")
+        return sfp_matrix.boot_plan(row, P(src), self.m, self.m, {"LINE": "6.12", "PATH": "/b"})
+
+    def test_builds_first_then_boots(self):
+        plans = [self.plan("6.1.192", "/s/new.tar.xz"), self.plan("6.1.90", "/s/bad.tar.xz"),
+                 self.plan("6.1.5", "/s/old.tar.xz")]
+        self.assertNotIn("LINE", plans[0].env)
+        self.assertEqual(plans[0].env["BUILD"], str(self.m / "build-6.1.192"))
+        stages = self.run.Stages(None)
+        rows = sfp_matrix.boot_set(plans, self.m, 2, stages, lambda s: None)
+        self.assertEqual([c[0] for c in self.calls], ["build"] * 3 + ["boot"] * 2)
+        self.assertEqual(self.calls[3:], [("boot", "/s/new.tar.xz", 2),
+                                          ("boot", "/s/old.tar.xz", 2)])
+        self.assertEqual(rows[0], ("| 6.1 | 6.1.192 | 46 passed, 0 failed | tree 3s, build 300s, "
+                                   "guest 4s, boot 25s, tests 2s |", True))
+        self.assertFalse(rows[1][1])
+        self.assertIn("the build failed", rows[1][0])
+        self.assertTrue(rows[2][1])
+        self.assertIn("# 2 boots", (self.m / "jobs.tsv").read_text())
+
+    def test_not_booted_without_identical_checks(self):
+        row = sfp_matrix.Row("6.1", "6.1.1", repro="differs: fair.c ")
+        self.assertIsNone(sfp_matrix.boot_plan(row, P("/s"), self.m, self.m, {}))
+
+
 if __name__ == "__main__":
     unittest.main()
