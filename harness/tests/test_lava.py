@@ -255,6 +255,29 @@ class PortableJobs(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_a_real_portable_job(self):
+        # fixtures/lava-portable-job.log.gz: the log of a portable job of
+        # the 6.1 control on the local lab's qemu-01 (lavacli jobs logs
+        # --raw): LAVA's records of it and the logs made from it agree.
+        import gzip
+        d = pathlib.Path(tempfile.mkdtemp())
+        try:
+            fixture = pathlib.Path(__file__).parent / "fixtures" / "lava-portable-job.log.gz"
+            (d / "lava.log").write_bytes(gzip.decompress(fixture.read_bytes()))
+            sfp_lava.logs_from_job(d / "lava.log", d / "console.log", d / "guest.log")
+            rec = sfp_lava.parse_log(d / "lava.log")
+            self.assertEqual(rec.job_result, "pass")
+            self.assertEqual((rec.count("kunit"), rec.count("guest")), (33, 20))
+            self.assertEqual(sfp_lava.lava_check(rec, d / "console.log", d / "guest.log"), [])
+            guest = (d / "guest.log").read_text()
+            self.assertTrue(guest.startswith("sfp-begin: guest_preconditions\n"))
+            self.assertTrue(guest.endswith("sfp-done\n"))
+            self.assertNotIn("sfp-begin", (d / "console.log").read_text().split(
+                "sfp-begin: guest_preconditions")[0])
+            self.assertIn("-no-reboot", sfp_lava.boot_command(d / "lava.log"))
+        finally:
+            shutil.rmtree(d)
+
 
 class Targets(unittest.TestCase):
     """LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL."""
