@@ -190,7 +190,7 @@ class Bench:
         return f"sfp.dur={self.duration} sfp.newidle={self.mode}" + (f" {extra}" if extra else "")
 
 
-def _python_with_matplotlib() -> str:
+def python_with_matplotlib() -> str:
     """Debian's python3 has Debian's matplotlib; a python3 earlier in PATH
     (pyenv, venv) may not."""
     for p in ("/usr/bin/python3", "python3"):
@@ -248,7 +248,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     for tool, pkg in (("gcc", "gcc"),):
         if sfp_env.missing_tool(tool, pkg):
             raise BenchError(sfp_env.missing_tool(tool, pkg))
-    python = _python_with_matplotlib()
+    python = python_with_matplotlib()
     if sfp_env.missing_tool("perf", "linux-perf"):
         raise BenchError(sfp_env.missing_tool("perf", "linux-perf"))
     b = choice.build / "bench"

@@ -126,6 +126,48 @@ def load(path: pathlib.Path) -> Run:
                topologies=topos, command=(meta.get("command") or ["?"])[0], values=values)
 
 
+def line_of(version: str) -> str:
+    """The kernel line of a version: 6.12.118 -> 6.12."""
+    return ".".join(version.split(".")[:2])
+
+
+def plot_data(runs: list[Run], topology: str = "") -> dict:
+    """What scripts/bench-lines-plot.py draws: {line: {mode: {kernel:
+    {attempts|wasted|pulls: [value per repetition]}}}}, for TOPOLOGY (by
+    default each run's first)."""
+    out: dict = {}
+    for run in runs:
+        topo = topology or run.topologies[0]
+        modes = out.setdefault(line_of(run.version), {})
+        if run.mode in modes:
+            raise RunError(f"{run.path}: a second {run.mode} run of {run.version}")
+        modes[run.mode] = {
+            k: {name: [v for _, v in sorted(run.reps(k, topo, metric).items())]
+                for name, metric in (("attempts", ATTEMPTS), ("wasted", WASTED),
+                                     ("pulls", PULLS))}
+            for k in ("baseline", "patched")}
+    return out
+
+
+def plot(runs: list[Run], outdir: pathlib.Path) -> list[str]:
+    """OUTDIR/bench-lines-LINE.png for each line of RUNS
+    (scripts/bench-lines-plot.py, with Debian's matplotlib); their paths."""
+    import json  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+
+    import sfp_bench  # pylint: disable=import-outside-toplevel
+    try:
+        py = sfp_bench.python_with_matplotlib()
+    except sfp_bench.BenchError as e:
+        raise RunError(str(e)) from e
+    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "bench-lines-plot.py"
+    p = subprocess.run([py, str(script), str(outdir)], input=json.dumps(plot_data(runs)),
+                       text=True, capture_output=True, check=False)
+    if p.returncode:
+        raise RunError(f"scripts/bench-lines-plot.py: {p.stderr.strip()[-300:]}")
+    return p.stdout.split()
+
+
 def power(ratios: list[float]) -> Power:
     """What a one-sided paired test on log ratios could resolve."""
     n = len(ratios)

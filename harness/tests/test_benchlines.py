@@ -34,6 +34,21 @@ class Load(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def test_plot_data_per_line_and_mode(self):
+        import sfp_benchlines
+        a, b = self.d / "a", self.d / "b"
+        a.mkdir()
+        b.mkdir()
+        write_run(a, "measure", {"baseline": [10, 20, 40], "patched": [11, 18, 40]})
+        write_run(b, "shipped", {"baseline": [5, 6], "patched": [7, 8]})
+        got = sfp_benchlines.plot_data([load(a), load(b)])
+        self.assertEqual(sorted(got), ["6.19"])
+        self.assertEqual(got["6.19"]["measure"]["baseline"]["pulls"], [10, 20, 40])
+        self.assertEqual(got["6.19"]["shipped"]["patched"]["attempts"], [0.02, 0.02])
+        self.assertEqual(got["6.19"]["measure"]["patched"]["wasted"], [])
+        with self.assertRaisesRegex(RunError, "a second measure run of 6.19.0"):
+            sfp_benchlines.plot_data([load(a), load(a)])
+
     def test_mode_defaults_to_measure(self):
         # Runs made before -F existed turned NI_RANDOM off: measure.
         write_run(self.d, None, {"baseline": [10, 20], "patched": [10, 20]})
