@@ -20,8 +20,9 @@ as a LAVA job with lava-run (Debian's lava-dispatcher, as root) and
 checks LAVA's records of the cases against the logs; 'lava-server'
 submits the job with lavacli to the lab 'sfp lab up' started, or to
 another server (LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR,
-LAVA_IMAGE_URL: sfp_lab.Target), and waits for it. Every backend ends a boot in one of three ways (Ended): the
-guest powered off, it hung past the timeout, or the backend failed.
+LAVA_IMAGE_URL: sfp_lab.Target), and waits for it. Every backend ends a
+boot in one of three ways (Ended): the guest powered off, it hung past
+the timeout, or the backend failed.
 
 The boot fails when the guest hung, the backend failed, the console
 shows a splat (sfp_results.SPLAT_RE: panic, oops, WARNING:, BUG:,

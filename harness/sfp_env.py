@@ -16,7 +16,6 @@ import re
 import shutil
 import subprocess
 
-import sfp_lab
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
 
 # variable: (what it is, the check), for the numbers the scripts take.
@@ -149,6 +148,7 @@ def check_numbers(env: dict[str, str]) -> None:
     if backend and backend not in BACKENDS:
         raise InputError(f"BOOT_BACKEND={backend}: one of {', '.join(BACKENDS)} is wanted")
     if backend == "lava-server":
+        import sfp_lab  # pylint: disable=import-outside-toplevel
         try:
             sfp_lab.Target.from_env(env).check()
         except sfp_lab.LabError as e:
