@@ -242,8 +242,15 @@ def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
 def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
     """A mutant only the debug kernel can see takes its verdict from there;
     its main-kernel failures stay in the failed column."""
-    if debug is None or main.variant.kernel != "debug" or not main.variant.expect:
+    if main.variant.kernel != "debug" or not main.variant.expect:
         return main
+    if debug is None:
+        # Not a miss: the mistake was never shown to a kernel that can see it.
+        return dataclasses.replace(
+            main, verdict="not judged: only the debug kernel sees it, and none was booted "
+            "(-d 0)", failed_col=(main.failed_col or "none on the main kernel; "),
+            catches=[], messages=main.messages + [f"{main.variant.name}: not judged: only the "
+                                                  "debug kernel sees it (sfp mutate -d N)"])
     col = (main.failed_col or "none on the main kernel; ") + f"debug kernel: {debug.seen}"
     verdict = debug.verdict if debug.verdict.startswith("caught") else \
         f"{debug.verdict} on the debug kernel"

@@ -122,6 +122,18 @@ class Debug(unittest.TestCase):
         self.assertEqual(d.verdict, "MISSED in 1/1 boots")
         self.assertFalse(d.ok)
 
+    def test_debug_only_mutant_without_debug_boots_is_not_judged(self):
+        # Booted on the main kernel only (-d 0): not a miss, and not ok.
+        v = sfp_mutate.Variant("no-pin", "drops a pin", "any", "debug")
+        main = sfp_mutate.judge(v, 5, [self.res("", ("s", "a", "PASS"))] * 5, pathlib.Path("/o"))
+        got = sfp_mutate.with_debug(main, None)
+        self.assertTrue(got.verdict.startswith("not judged: only the debug kernel"), got.verdict)
+        self.assertFalse(got.ok)
+        self.assertEqual(got.catches, [])
+        plain = sfp_mutate.Variant("m", "a main-kernel mutant", "any")
+        main = sfp_mutate.judge(plain, 1, [self.res("", ("s", "a", "FAIL"))], pathlib.Path("/o"))
+        self.assertIs(sfp_mutate.with_debug(main, None), main)
+
     def test_named_splat_is_required(self):
         """A 'splat:' mutant is caught by its checker's splat only; a boot
         stopped by another splat first (6.19's debug kernel once died of a
