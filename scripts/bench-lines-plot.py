@@ -14,11 +14,6 @@ import pathlib
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 PANELS = (("attempts", "newly-idle attempts per idle entry (rr)", True),
           ("wasted", "wasted newly-idle balances per idle entry (rr)", True),
           ("pulls", "tasks pulled by newly-idle balancing (mix)", False))
@@ -26,6 +21,12 @@ COLOURS = {"baseline": "tab:red", "patched": "tab:blue"}
 
 
 def figure(line: str, modes: dict, out: pathlib.Path) -> None:
+    # Imported here: --help works without matplotlib.
+    import matplotlib  # pylint: disable=import-outside-toplevel
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 3.6))
     names = sorted(modes)
     for ax, (metric, title, log) in zip(axes, PANELS):
