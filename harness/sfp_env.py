@@ -118,6 +118,16 @@ def missing_tool(cmd: str, package: str) -> str:
                              "(or run 'make setup' as root)")
 
 
+def file_sha256(path: pathlib.Path) -> str:
+    """The SHA-256 of a file's content, read a MiB at a time."""
+    import hashlib  # pylint: disable=import-outside-toplevel
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def check_ksrc(ksrc: str) -> None:
     if not ksrc:
         return

@@ -27,7 +27,6 @@ and serves LAB/images at IMAGE_URL, so the portable path runs here too.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pathlib
@@ -39,6 +38,7 @@ import subprocess
 import sys
 import time
 
+import sfp_env
 import sfp_lava
 from sfp_lava import LavaRecord
 
@@ -113,11 +113,7 @@ class Target:
     def publish(self, path: pathlib.Path) -> str:
         """PATH copied into the image directory under its content's hash
         (a boot of the same image finds it there), and its URL."""
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        rel = f"{h.hexdigest()[:16]}/{path.name}"
+        rel = f"{sfp_env.file_sha256(path)[:16]}/{path.name}"
         dest = pathlib.Path(self.image_dir) / rel
         if not dest.is_file():
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -240,10 +236,9 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
     if STOCK_TYPE not in _run("lava-server", "manage", "device-types", "list").split():
         _run("lava-server", "manage", "device-types", "add", STOCK_TYPE)
     have = _run("lava-server", "manage", "devices", "list", "--all", check=False)
-    for dev in devices(n) + devices(n, STOCK_TYPE):
+    for dtype, dev in [(t, name) for t in (DEVICE_TYPE, STOCK_TYPE) for name in devices(n, t)]:
         d = DEVICE_ROOT / dev
         d.mkdir(parents=True, exist_ok=True)
-        dtype = DEVICE_TYPE if dev.startswith(DEVICE_TYPE) else STOCK_TYPE
         (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
             f"{{% extends '{dtype}.jinja2' %}}\n{{% set device_dir = '{d}' %}}\n")
         if dev not in have.split():

@@ -94,8 +94,33 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dict:
     """The job definition: one boot, KUnit on the console, the guest's TAP
     on its own port; KERNEL and INITRD are files of this machine."""
+    return _definition(name, f"file://{kernel}", f"file://{initrd}", append, timeout_s, True)
+
+
+def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
+                 machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE) -> dict:
+    """A job any lab with LAVA's stock QEMU device type runs: the images
+    by URL, MACHINE's QEMU options in the context (memory as MEM), one
+    console for KUnit and the guest's TAP."""
+    for url in (kernel_url, initrd_url):
+        if not re.match(r"https?://", url):
+            raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
+    definition = _definition(name, kernel_url, initrd_url, append, timeout_s, False)
+    definition["device_type"] = device_type
+    definition["context"].update({"no_kvm": True, "memory": mem,
+                                  "extra_options": stock_options(machine)})
+    return definition
+
+
+def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
+                guest_port: bool) -> dict:
+    """A boot's job: deploy, boot, KUnit's monitor on the console, then the
+    guest's monitor on its own port (GUEST_PORT, namespace 'guest') or on
+    the console."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
+    guest = [{"boot": {"namespace": "guest", "method": "new_connection", "connection": "guest",
+                       "timeout": _timeout(60)}}] if guest_port else []
     return {
         "job_name": name,
         "device_type": "qemu",
@@ -108,38 +133,16 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int) -> dic
             {"deploy": {"namespace": "vm", "to": "tmpfs", "timeout": _timeout(120),
                         "images": {
                             "kernel": {"image_arg": f'-kernel {{kernel}} -append "{append}"',
-                                       "url": f"file://{kernel}"},
-                            "initrd": {"image_arg": "-initrd {initrd}",
-                                       "url": f"file://{initrd}"}}}},
+                                       "url": kernel_url},
+                            "initrd": {"image_arg": "-initrd {initrd}", "url": initrd_url}}}},
             {"boot": {"namespace": "vm", "method": "qemu", "media": "tmpfs",
                       "timeout": _timeout(120)}},
             _monitor("vm", "kunit", KUNIT_START, KUNIT_END, r"\w+", timeout_s),
-            {"boot": {"namespace": "guest", "method": "new_connection", "connection": "guest",
-                      "timeout": _timeout(60)}},
-            _monitor("guest", "guest", GUEST_START, GUEST_END, r"[\w.:-]+", timeout_s),
+            *guest,
+            _monitor("guest" if guest_port else "vm", "guest", GUEST_START, GUEST_END,
+                     r"[\w.:-]+", timeout_s),
         ],
     }
-
-
-def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
-                 machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE) -> dict:
-    """A job any lab with LAVA's stock QEMU device type runs: the images
-    by URL, MACHINE's QEMU options in the context (memory as MEM), one
-    console for KUnit and the guest's TAP."""
-    for url in (kernel_url, initrd_url):
-        if not re.match(r"https?://", url):
-            raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
-    definition = job(name, kernel_url, initrd_url, append, timeout_s)
-    definition["device_type"] = device_type
-    for image, url in (("kernel", kernel_url), ("initrd", initrd_url)):
-        definition["actions"][0]["deploy"]["images"][image]["url"] = url
-    definition["context"].update({"no_kvm": True, "memory": mem,
-                                  "extra_options": stock_options(machine)})
-    kunit, guest = definition["actions"][2], definition["actions"][4]
-    guest["test"]["namespace"] = "vm"
-    definition["actions"] = definition["actions"][:3] + [guest]
-    assert kunit["test"]["namespace"] == "vm"
-    return definition
 
 
 def stock_options(machine: list[str]) -> list[str]:
@@ -233,16 +236,15 @@ class LavaRecord:
 _YAML_ESCAPES = {"0": "\\u0000", "a": "\\u0007", "v": "\\u000b", "e": "\\u001b",
                  " ": " ", "N": "\\u0085", "_": "\\u00a0", "L": "\\u2028",
                  "P": "\\u2029", "/": "/", "\t": "\\t"}
-_YAML_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|[^x U])|\\(.)')
+_YAML_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|.)')
 
 
 def _json_escape(m: re.Match) -> str:
-    esc = m.group(1) or m.group(2)
-    if esc[0] == "x":
+    esc = m.group(1)
+    if len(esc) == 3 and esc[0] == "x":
         return "\\u00" + esc[1:]
-    if esc[0] == "U":
-        code = int(esc[1:], 16)
-        return json.dumps(chr(code))[1:-1] if code > 0xFFFF else "\\u" + esc[5:]
+    if len(esc) == 9 and esc[0] == "U":
+        return json.dumps(chr(int(esc[1:], 16)))[1:-1]
     return _YAML_ESCAPES.get(esc, "\\" + esc)
 
 

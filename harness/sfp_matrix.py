@@ -316,9 +316,10 @@ def boot_set(plans: list[Boot], m: pathlib.Path, workers: int, stages: sfp_run.S
             table = sfp_repeat.jobs_table(done, workers, time.monotonic() - t0)
             (m / "jobs.tsv").write_text(table)
             say(table.splitlines()[-1].lstrip("# ") + f"; per job: {m}/jobs.tsv")
+        by_version = {b.version: b for b in plans}
         for d in done:
-            b = next(p for p in plans if p.version == d.job.name)
-            rows[b.version] = boot_row(b, d.status, f"{d.job.logdir}.out", built[b.version])
+            rows[d.job.name] = boot_row(by_version[d.job.name], d.status, f"{d.job.logdir}.out",
+                                        built[d.job.name])
     return [rows[b.version] for b in plans]
 
 

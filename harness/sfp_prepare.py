@@ -41,7 +41,6 @@ merge, and only a conflict stops, naming the files.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import pathlib
 import shutil
@@ -263,11 +262,7 @@ class Preparer:
             return
         cached = None
         if src.kind == "tar":
-            h = hashlib.sha256()
-            with open(src.path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-            cached = self.cache / f"base-{h.hexdigest()}.git"
+            cached = self.cache / f"base-{sfp_env.file_sha256(src.path)}.git"
         if cached and _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode == 0:
             self.say(f"checking out the source's 'base' from the cache {cached}")
             _must(tmp.parent, "clone", "-q", "--local", "-b", "base", str(cached), str(tmp))
