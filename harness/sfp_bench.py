@@ -52,13 +52,15 @@ import threading
 import time
 from typing import Callable
 
+import sfp_cost
 import sfp_env
+import sfp_repeat
 import sfp_run
 from sfp_data import ROOT, Data, DataError
 
 KERNELS = ("baseline", "patched")
 MODES = ("measure", "shipped")
-PROGRAMS = ("sfp_rr", "sfp_pool", "sfp_writes")
+PROGRAMS = ("sfp_rr", "sfp_pool", "sfp_writes", "sfp_mark")
 
 # The fields the write counter watches: NAME, the type, the field.
 FIELDS = (
@@ -179,6 +181,8 @@ class Bench:
     python: str                  # a python3 with matplotlib, for the report
     command: str
     jobs: int = 1                # boots at once (-j)
+    cost: pathlib.Path | None = None  # --cost: the qemu-plugin.h to build the plugin with
+    busy: int = 0                # --busy: busy loops on the host during the boots
 
     @property
     def tree(self) -> pathlib.Path:
@@ -202,7 +206,7 @@ def python_with_matplotlib() -> str:
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
          duration: str, reps: str, mode: str, out: str, qemu_opts: str | None, smoke: bool,
-         command: str, jobs: int = 1) -> Bench:
+         command: str, jobs: int = 1, cost: bool = False, busy: int = 0) -> Bench:
     """The run the options ask for, or BenchError naming what is wrong."""
     choice = sfp_env.select_line(data, env)
     topos = ("smp2 smp8 smt2x2x2 sock4x2" if topologies is None else topologies).split()
@@ -220,6 +224,16 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         raise BenchError(f"-F wants 'measure' or 'shipped', not '{mode}'")
     if jobs < 1:
         raise BenchError(f"-j wants a number of boots at once, 1 or more, not {jobs}")
+    if busy < 0:
+        raise BenchError(f"--busy wants a number of busy loops, 0 or more, not {busy}")
+    header = None
+    if cost:
+        if smoke:
+            raise BenchError("--cost and --smoke do not go together")
+        try:
+            header = sfp_cost.plugin_header(env)
+        except sfp_cost.CostError as e:
+            raise BenchError(str(e)) from e
     counts = {}
     for t in topos:
         try:
@@ -260,9 +274,12 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         outdir = b / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     if not (smoke and not out) and (outdir.is_file() or (outdir.is_dir() and any(outdir.iterdir()))):
         raise BenchError(f"output directory '{outdir}' is not empty: name a new one with -o")
+    if cost and "," in str(outdir.resolve()):
+        raise BenchError(f"--cost: the output directory '{outdir}' has a comma, which QEMU's "
+                         "-plugin and -D options cannot take")
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts,
-                 int(mem), smoke, refs, python, command, jobs)
+                 int(mem), smoke, refs, python, command, jobs, header, busy)
 
 
 def _first(text: str, pattern: str, fmt: str) -> str:
@@ -316,7 +333,8 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     """meta.tsv: what the run was and where it ran."""
     rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
             ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
-            ("newidle_features", b.mode)]
+            ("newidle_features", b.mode), ("cost", "plugin" if b.cost else "off"),
+            ("busy_loops", str(b.busy))]
     for t in b.topologies:
         topo = data.topology(t)
         rows.append((f"topology_{t}", f"{topo.vcpus}\t{topo.smp}\t{','.join(topo.nodes) or '-'}"
@@ -388,6 +406,13 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
                 raise BenchError(f"cannot build bench/{p}.c")
         shutil.copyfile(ROOT / "scripts" / "guest" / "sfp_bench.sh", bins / "sfp_bench")
         (bins / "sfp_bench").chmod(0o755)
+    plugin = None
+    if b.cost:
+        with stages.stage("the cost plugin"):
+            try:
+                plugin = sfp_cost.build_plugin(b.cost, bins / "libsfp_cost.so")
+            except sfp_cost.CostError as e:
+                raise BenchError(str(e)) from e
 
     # Each kernel is built by sfp run -r REF -n bench-KERNEL, in its own
     # worktree laid out like the main tree, so ccache serves the second
@@ -417,6 +442,17 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
         raise BenchError(f"baseline and patched were built with different configs "
                          f"({cfg['baseline']}, {cfg['patched']})")
     (out / "meta.tsv").write_text(meta(b, data, offs, fragments))
+    syms = {}
+    if plugin:
+        for k in KERNELS:
+            try:
+                sy = sfp_cost.symbols(sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True))
+            except sfp_cost.CostError as e:
+                raise BenchError(f"{k}: {e}") from e
+            syms[k] = out / f"cost-symbols-{k}.txt"
+            syms[k].write_text(sy.text())
+            say(f"{k}: {sy.name} at {sy.entry:#x}, {len(sy.rets)} return sites, "
+                f"{len(sy.irqs)} interrupt entries")
 
     total = b.reps * len(b.topologies) * 2
     t_runs = time.monotonic()
@@ -424,9 +460,15 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
     tally = {"done": 0, "failed": 0, "retried": 0}
 
     def boot_once(k: str, topo: str, log: pathlib.Path) -> str:
-        e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=b.qemu_opts,
+        qopts, append = b.qemu_opts, f"{b.guest_append} sfp.offsets={offs[k]}"
+        if plugin:
+            qopts = (f"{qopts} -plugin {plugin},syms={syms[k]} -d plugin "
+                     f"-D {log}.cost").strip()
+            append += " sfp.cost=1"
+            pathlib.Path(f"{log}.cost").unlink(missing_ok=True)
+        e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=qopts,
                  BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]),
-                 APPEND=f"{b.guest_append} sfp.offsets={offs[k]}")
+                 APPEND=append)
         with open(f"{log}.boot", "wb") as o:
             subprocess.run([sfp, "run", "-K", "bench", "-r", b.refs[k], "-n", f"bench-{k}",
                             "--boot-only", "-l", str(log)], env=e, stdout=o,
@@ -442,28 +484,32 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
             # should not void a 30-boot run.
             say(f"rep {rep}, {topo:<8} {k:<8} FAILED: {status}; retrying once")
             for src, dst in ((log, f"{log}.failed"),
-                             (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot")):
+                             (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot"),
+                             (pathlib.Path(f"{log}.cost"), f"{log}.failed.cost")):
                 if src.exists():
                     src.rename(dst)
             with lock:
                 tally["retried"] += 1
             status = boot_once(k, topo, log)
         rr, mix, pool = progress_figures(log / "guest.log")
+        figs = (sfp_cost.progress(log) or "-") if plugin else \
+            f"rr: {rr or '-'}; mix: {mix or '-'}; pool: {pool or '-'}"
         bad = "" if status == "ok" else f"  FAILED: {status}"
         with lock:
             tally["done"] += 1
             tally["failed"] += status != "ok"
             print(f"[{tally['done']}/{total}] rep {rep}, {topo:<8} {k:<8} "
-                  f"{int(time.monotonic() - t0):4d}s  rr: {rr or '-'}; mix: {mix or '-'}; "
-                  f"pool: {pool or '-'}{bad}", file=sys.stderr, flush=True)
+                  f"{int(time.monotonic() - t0):4d}s  {figs}{bad}", file=sys.stderr, flush=True)
 
     # Alternate which kernel boots first, so drift hits both alike.
     boots = [(rep, topo, k) for rep in range(1, b.reps + 1)
              for j, topo in enumerate(b.topologies)
              for k in (KERNELS if (rep + j) % 2 == 1 else KERNELS[::-1])]
     at_once = f", {b.jobs} at once" if b.jobs > 1 else ""
+    busy = f", {b.busy} busy loops on the host" if b.busy else ""
     with stages.stage(f"A/B runs: {b.reps} repetitions x topologies ({' '.join(b.topologies)})"
-                      f" x 2 kernels = {total} boots{at_once}"):
+                      f" x 2 kernels = {total} boots{at_once}{busy}"), \
+            sfp_repeat.busy_loops(b.busy, say):
         if b.jobs > 1:
             with concurrent.futures.ThreadPoolExecutor(max_workers=b.jobs) as ex:
                 list(ex.map(lambda a: one(*a), boots))
@@ -476,9 +522,12 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
         f.write(f"wall\t{total} boots in {int(time.monotonic() - t_runs)} s\n")
 
     with stages.stage("report"):
-        rc = subprocess.run([b.python, str(ROOT / "scripts" / "bench-report.py"),
-                             *(["--check"] if b.smoke else []), str(out)],
-                            check=False).returncode
+        if plugin:
+            rc = sfp_cost.write_report(out, b.command)
+        else:
+            rc = subprocess.run([b.python, str(ROOT / "scripts" / "bench-report.py"),
+                                 *(["--check"] if b.smoke else []), str(out)],
+                                check=False).returncode
     say(f"report: {out}/report.md")
     if failed:
         raise BenchError(f"{failed} of {total} boots failed (logs under {out}/raw)")

@@ -40,6 +40,9 @@
 #   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]...: field offsets
 #                of this kernel (scripts/kernel-offsets.sh), for sfp_writes
 #                and the refresh phase
+#   sfp.cost=1 (0): the cost mode (sfp bench-cost): the count phases
+#                only, each workload between two marks (sfp_mark) at which
+#                the host's QEMU plugin logs its instruction counts
 set -u
 PATH=/bin:/usr/bin:/tests
 # The profiled functions by their names since v6.10; older kernels (the
@@ -61,6 +64,8 @@ FREQ=$(arg sfp.perffreq 500)
 FEATURES=$(arg sfp.features '')
 NEWIDLE=$(arg sfp.newidle measure)
 OFFSETS=$(arg sfp.offsets '')
+COST=$(arg sfp.cost 0)
+MARK=0
 WARGS=
 CARGS=
 NBOFF=
@@ -82,6 +87,13 @@ echo "1..1"
 problem() {
 	echo "sfp-bench error: $*"
 	fail=1
+}
+
+# KTAP, for sfp report: the workloads ran and every step worked.
+finish() {
+	echo "sfp-bench done fail=$fail"
+	if [ "$fail" = 0 ]; then echo "ok 1 sfp_bench"; else echo "not ok 1 sfp_bench"; fi
+	exit "$fail"
 }
 
 # tracefs has its own mount point since v4.1; the old automount under
@@ -245,7 +257,15 @@ count() {
 	wl=$1
 	shift
 	cat /proc/schedstat >/tmp/schedstat.before
+	if [ "$COST" = 1 ]; then
+		sfp_mark "$MARK" || problem "cannot run sfp_mark"
+	fi
 	if "$@" >/tmp/out 2>/tmp/err; then
+		if [ "$COST" = 1 ]; then
+			sfp_mark $((MARK + 1)) || problem "cannot run sfp_mark"
+			echo "sfp-bench $wl cost marks=$MARK,$((MARK + 1))"
+			MARK=$((MARK + 2))
+		fi
 		cat /proc/schedstat >/tmp/schedstat.after
 		lbsplit "$wl" /tmp/schedstat.before /tmp/schedstat.after
 		sed "s/^/sfp-bench $wl count /" /tmp/out
@@ -455,6 +475,7 @@ count rr sfp_rr -d "$DUR" -w "$RRWORK"
 count mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
 count pool sfp_pool -d "$DUR" -w "$POOLWORK"
 count cgpool sfp_pool -d "$DUR" -w "$POOLWORK" -g sfp
+[ "$COST" = 1 ] && finish
 writes rr sfp_rr -d "$DUR" -w "$RRWORK"
 # shellcheck disable=SC2086 # MIX is a list of options
 writes mix sfp_rr -d "$DUR" -w "$RRWORK" $MIX
@@ -476,7 +497,4 @@ echo 1 >"$T/function_profile_enabled" || problem "cannot start the function prof
 sleep 1
 profile rr sfp_rr -d "$DUR" -w "$RRWORK"
 profile pool sfp_pool -d "$DUR" -w "$POOLWORK"
-echo "sfp-bench done fail=$fail"
-# KTAP, for sfp report: the workloads ran and every step worked.
-if [ "$fail" = 0 ]; then echo "ok 1 sfp_bench"; else echo "not ok 1 sfp_bench"; fi
-exit "$fail"
+finish

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sfp_cost_plugin: a QEMU TCG plugin (x86_64 system emulation) that
+ * counts the guest instructions executed inside the newly-idle balance,
+ * exactly and independently of the host's speed.
+ *
+ * A vCPU is "in the balance" from the first translated block at the
+ * entry of sched_balance_newidle() (newidle_balance() before v6.10) to
+ * the first block at one of its return sites (the instruction after
+ * each direct call of it). Interrupts and exceptions taken meanwhile
+ * (a block at an IDT entry, asm_*, up to the block that ends in iretq)
+ * are counted apart. Counts are per vCPU and made per translated block
+ * when it starts (TCG ends a block at every branch, call, return and
+ * iretq, and takes interrupts between blocks).
+ *
+ * The guest marks the edges of a measurement by executing
+ * "nopl 0x5346NNNN(%rax)" (bench/sfp_mark.c): at each mark the plugin
+ * logs the sums over all vCPUs with the mark's number NNNN.
+ *
+ * Arguments: syms=FILE, lines "entry ADDR", "ret ADDR" and "irq ADDR"
+ * (hex), made on the host from the kernel's vmlinux and System.map.
+ * Output goes to QEMU's log: run with "-d plugin -D LOGFILE".
+ */
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAX_ADDRS	256
+#define MAX_VCPUS	64
+#define MARK_MAGIC	0x5346u
+
+#define BIT(n)		(1u << (n))
+
+/* What a block is, packed with its instruction count into the callback's data. */
+#define B_ENTRY		BIT(16)	/* starts at the balance's entry */
+#define B_RET		BIT(17)	/* starts at a return site */
+#define B_IRQ		BIT(18)	/* starts at an interrupt or exception entry */
+#define B_IRET		BIT(19)	/* ends with iretq */
+#define B_USER		BIT(20)	/* user-space code */
+#define B_INSNS		0xffffu
+
+struct vcpu {
+	unsigned long long entries;	/* times the balance was entered */
+	unsigned long long insns;		/* instructions in it, interrupts excluded */
+	unsigned long long irq_insns;	/* instructions of interrupts taken in it */
+	unsigned long long kernel;	/* all kernel instructions */
+	unsigned long long user;		/* all user instructions */
+	int in;			/* in the balance */
+	int depth;		/* interrupt nesting while in it */
+};
+
+static struct vcpu vcpus[MAX_VCPUS];
+static int nr_vcpus;
+static unsigned long long entry;
+static unsigned long long rets[MAX_ADDRS], irqs[MAX_ADDRS];
+static int nr_rets, nr_irqs;
+
+static bool listed(const unsigned long long *v, int n, unsigned long long a)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == a)
+			return true;
+	return false;
+}
+
+static void log_sums(const char *what, long mark, unsigned int vcpu)
+{
+	struct vcpu s = { 0 };
+	char buf[320];
+	int i;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		s.entries += vcpus[i].entries;
+		s.insns += vcpus[i].insns;
+		s.irq_insns += vcpus[i].irq_insns;
+		s.kernel += vcpus[i].kernel;
+		s.user += vcpus[i].user;
+	}
+	snprintf(buf, sizeof(buf),
+		 "sfp-cost %s=%ld vcpu=%u entries=%llu insns=%llu irq_insns=%llu kernel=%llu user=%llu\n",
+		 what, mark, vcpu, s.entries, s.insns, s.irq_insns, s.kernel, s.user);
+	qemu_plugin_outs(buf);
+}
+
+static void block_exec(unsigned int i, void *udata)
+{
+	unsigned int b = (unsigned int)(uintptr_t)udata, n = b & B_INSNS;
+	struct vcpu *v;
+
+	if (i >= MAX_VCPUS)
+		return;
+	v = &vcpus[i];
+	if (b & B_USER)
+		v->user += n;
+	else
+		v->kernel += n;
+	if ((b & B_ENTRY) && !v->in) {
+		v->in = 1;
+		v->depth = 0;
+		v->entries++;
+	} else if ((b & B_RET) && v->in && !v->depth) {
+		v->in = 0;
+	}
+	if (!v->in)
+		return;
+	if (b & B_IRQ)
+		v->depth++;
+	if (v->depth)
+		v->irq_insns += n;
+	else
+		v->insns += n;
+	if ((b & B_IRET) && v->depth)
+		v->depth--;
+}
+
+static void mark_exec(unsigned int i, void *udata)
+{
+	log_sums("mark", (long)(uintptr_t)udata, i);
+}
+
+static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), k;
+	unsigned long long pc = qemu_plugin_tb_vaddr(tb);
+	unsigned int b = n > B_INSNS ? B_INSNS : (unsigned int)n;
+	struct qemu_plugin_insn *last;
+	const unsigned char *d;
+
+	if (!n)
+		return;
+	if (pc < 0xffff800000000000ull)
+		b |= B_USER;
+	else if (pc == entry)
+		b |= B_ENTRY;
+	else if (listed(rets, nr_rets, pc))
+		b |= B_RET;
+	else if (listed(irqs, nr_irqs, pc))
+		b |= B_IRQ;
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	d = qemu_plugin_insn_data(last);
+	if (!(b & B_USER) && ((qemu_plugin_insn_size(last) == 2 && d[0] == 0x48 && d[1] == 0xcf) ||
+			      (qemu_plugin_insn_size(last) == 1 && d[0] == 0xcf)))
+		b |= B_IRET;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)b);
+	if (!(b & B_USER))
+		return;
+	/* nopl 0x5346NNNN(%rax): 0f 1f 80, then the displacement */
+	for (k = 0; k < n; k++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, k);
+
+		d = qemu_plugin_insn_data(insn);
+		if (qemu_plugin_insn_size(insn) == 7 && d[0] == 0x0f && d[1] == 0x1f &&
+		    d[2] == 0x80 && (d[5] | d[6] << 8) == MARK_MAGIC) {
+			uintptr_t mark = d[3] | d[4] << 8;
+
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_exec,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)mark);
+		}
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	log_sums("exit", 0, 0);
+}
+
+static int read_syms(const char *path)
+{
+	char kind[16];
+	unsigned long long a;
+	FILE *f = fopen(path, "r");
+	int r;
+
+	if (!f) {
+		fprintf(stderr, "sfp_cost_plugin: cannot open %s\n", path);
+		return -1;
+	}
+	while ((r = fscanf(f, "%15s %llx", kind, &a)) == 2) {
+		if (!strcmp(kind, "entry")) {
+			entry = a;
+		} else if (!strcmp(kind, "ret") && nr_rets < MAX_ADDRS) {
+			rets[nr_rets++] = a;
+		} else if (!strcmp(kind, "irq") && nr_irqs < MAX_ADDRS) {
+			irqs[nr_irqs++] = a;
+		} else {
+			fprintf(stderr, "sfp_cost_plugin: %s: bad line '%s %llx'\n",
+				path, kind, a);
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	if (r != EOF || !entry || !nr_rets || !nr_irqs) {
+		fprintf(stderr, "sfp_cost_plugin: %s: %s\n", path,
+			"want lines 'entry ADDR', 'ret ADDR', 'irq ADDR', one entry and each kind");
+		return -1;
+	}
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *syms = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "syms=", 5)) {
+			syms = argv[i] + 5;
+		} else {
+			fprintf(stderr, "sfp_cost_plugin: unknown argument '%s'\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "sfp_cost_plugin: needs qemu-system-x86_64\n");
+		return -1;
+	}
+	nr_vcpus = info->system.max_vcpus;
+	if (nr_vcpus > MAX_VCPUS) {
+		fprintf(stderr, "sfp_cost_plugin: at most %d vCPUs\n", MAX_VCPUS);
+		return -1;
+	}
+	if (!syms || read_syms(syms))
+		return -1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

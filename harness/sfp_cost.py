@@ -1,0 +1,344 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark's cost mode: the guest instructions spent in the
+newly-idle balance, counted exactly by a QEMU TCG plugin
+(bench/sfp_cost_plugin.c), so that the figure does not depend on how
+fast or how busy the host is.
+
+This module holds what the host computes around the plugin:
+  - the plugin's symbol file, from the kernel as built: the balance's
+    entry (sched_balance_newidle, newidle_balance before v6.10), its
+    return sites (the instruction after each direct call of it in the
+    kernel's text) and the interrupt and exception entries (the asm_*
+    symbols of the entry text), where the plugin stops counting the
+    balance and counts the interrupt apart;
+  - the plugin itself, compiled against the qemu-plugin.h of Debian's
+    QEMU source (QEMU_PLUGIN_H, or fetched with apt-get source);
+  - the figures, from the plugin's marks (QEMU's log) and the guest's
+    lines: per workload, instructions per balance entry, per idle entry
+    and per request.
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import re
+import struct
+import subprocess
+
+from sfp_data import ROOT
+
+ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
+KERNEL_BASE = 0xffff800000000000
+
+
+class CostError(Exception):
+    """The cost mode cannot go on; the message says why."""
+
+
+# --- the symbol file -------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Symbols:
+    """The addresses the plugin needs, from one kernel as built."""
+    name: str          # the balance's function name in this kernel
+    entry: int
+    rets: tuple[int, ...]
+    irqs: tuple[int, ...]
+
+    def text(self) -> str:
+        return "".join([f"entry {self.entry:x}\n", *(f"ret {a:x}\n" for a in self.rets),
+                        *(f"irq {a:x}\n" for a in self.irqs)])
+
+
+def system_map(path: pathlib.Path) -> dict[str, int]:
+    """Name -> address of System.map's text symbols (the first of a name)."""
+    out: dict[str, int] = {}
+    for ln in path.read_text(errors="replace").splitlines():
+        p = ln.split()
+        if len(p) == 3 and p[1] in "tTW" and p[2] not in out:
+            out[p[2]] = int(p[0], 16)
+    return out
+
+
+def elf_text(vmlinux: pathlib.Path) -> tuple[int, bytes]:
+    """(address, bytes) of an x86_64 ELF's .text section."""
+    data = vmlinux.read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise CostError(f"{vmlinux} is not a little-endian 64-bit ELF file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    strtab = sections[shstrndx]
+    for sh in sections:
+        name_off = strtab[4] + sh[0]
+        name = data[name_off:data.index(b"\0", name_off)]
+        if name == b".text":
+            return sh[3], data[sh[4]:sh[4] + sh[5]]
+    raise CostError(f"{vmlinux} has no .text section")
+
+
+def call_sites(addr: int, text: bytes, target: int) -> list[int]:
+    """Addresses of the instructions after each 'call rel32' to target.
+
+    A byte pattern, so a match inside another instruction is possible in
+    principle; a false site only matters if it runs inside the balance."""
+    out = []
+    i = text.find(b"\xe8")
+    while i != -1:
+        if i + 5 <= len(text):
+            (rel,) = struct.unpack_from("<i", text, i + 1)
+            if addr + i + 5 + rel == target:
+                out.append(addr + i + 5)
+        i = text.find(b"\xe8", i + 1)
+    return out
+
+
+def symbols(obj: pathlib.Path) -> Symbols:
+    """The plugin's addresses for the kernel built in obj (vmlinux, System.map)."""
+    smap, vml = obj / "System.map", obj / "vmlinux"
+    for f in (smap, vml):
+        if not f.is_file():
+            raise CostError(f"no {f}: build the kernel first")
+    syms = system_map(smap)
+    name = next((n for n in ENTRY_NAMES if n in syms), "")
+    if not name:
+        raise CostError(f"{smap} has neither of {', '.join(ENTRY_NAMES)} (inlined, or "
+                        "not a kernel of a line this project knows)")
+    lo, hi = syms.get("__entry_text_start"), syms.get("__entry_text_end")
+    if lo is None or hi is None:
+        raise CostError(f"{smap} has no __entry_text_start/__entry_text_end (not x86_64?)")
+    irqs = sorted(a for n, a in syms.items() if n.startswith("asm_") and lo <= a < hi)
+    if not irqs:
+        raise CostError(f"{smap}: no asm_* interrupt entries in the entry text")
+    addr, text = elf_text(vml)
+    rets = call_sites(addr, text, syms[name])
+    if not rets:
+        raise CostError(f"{vml}: no direct call of {name} found in .text")
+    return Symbols(name, syms[name], tuple(rets), tuple(irqs))
+
+
+# --- the plugin ------------------------------------------------------------------
+
+def cache_dir(env: dict[str, str]) -> pathlib.Path:
+    """The project's cache (as sfp prepare's): $SFP_CACHE, else
+    $XDG_CACHE_HOME/sched-fastpath, else ~/.cache/sched-fastpath."""
+    return pathlib.Path(env.get("SFP_CACHE") or pathlib.Path(
+        env.get("XDG_CACHE_HOME") or pathlib.Path(env.get("HOME", "/root")) / ".cache") /
+        "sched-fastpath")
+
+
+def plugin_header(env: dict[str, str]) -> pathlib.Path:
+    """The qemu-plugin.h to build the plugin with: $QEMU_PLUGIN_H, else the
+    one kept in the cache, else taken from Debian's QEMU source (apt-get
+    source --download-only qemu, which needs a deb-src line) and kept."""
+    if env.get("QEMU_PLUGIN_H"):
+        h = pathlib.Path(env["QEMU_PLUGIN_H"])
+        if not h.is_file() or "qemu_plugin_install" not in h.read_text(errors="replace"):
+            raise CostError(f"QEMU_PLUGIN_H={h} is not QEMU's qemu-plugin.h")
+        return h
+    q = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True,
+                       check=False)
+    m = re.search(r"version (\S+)", q.stdout)
+    if q.returncode or not m:
+        raise CostError("qemu-system-x86_64 not found: install the Debian package "
+                        "'qemu-system-x86' (or run 'make setup' as root)")
+    keep = cache_dir(env) / f"qemu-plugin-{m.group(1)}" / "qemu-plugin.h"
+    if keep.is_file():
+        return keep
+    tmp = keep.parent.with_name(keep.parent.name + ".tmp")
+    subprocess.run(["rm", "-rf", str(tmp)], check=True)
+    tmp.mkdir(parents=True)
+    try:
+        got = subprocess.run(["apt-get", "source", "--download-only", "qemu"], cwd=tmp,
+                             capture_output=True, text=True, check=False)
+        tars = sorted(tmp.glob("qemu_*.orig.tar.*"))
+        if got.returncode or not tars:
+            why = (got.stderr.strip().splitlines() or ["no orig tarball"])[-1]
+            raise CostError("the cost plugin needs qemu-plugin.h from Debian's QEMU source, "
+                            f"and 'apt-get source --download-only qemu' failed ({why}): add a "
+                            "deb-src line to the apt sources and run 'apt-get update', or set "
+                            "QEMU_PLUGIN_H to the header of this QEMU's version")
+        x = subprocess.run(["tar", "-xf", str(tars[-1]), "--wildcards", "--strip-components=3",
+                            "*/include/qemu/qemu-plugin.h"], cwd=tmp, capture_output=True,
+                           text=True, check=False)
+        if x.returncode or not (tmp / "qemu-plugin.h").is_file():
+            raise CostError(f"no include/qemu/qemu-plugin.h in {tars[-1].name}")
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "qemu-plugin.h").replace(keep)
+    finally:
+        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+    return keep
+
+
+def build_plugin(header: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """bench/sfp_cost_plugin.c compiled against header into out."""
+    r = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-fPIC", "-shared",
+                        f"-I{header.parent}", "-o", str(out),
+                        str(ROOT / "bench" / "sfp_cost_plugin.c")],
+                       capture_output=True, text=True, check=False)
+    if r.returncode:
+        raise CostError("cannot build bench/sfp_cost_plugin.c: " +
+                        " ".join(r.stderr.strip().splitlines()[:2]))
+    return out.resolve()
+
+
+# --- the figures -----------------------------------------------------------------
+
+COUNTERS = ("entries", "insns", "irq_insns", "kernel", "user")
+WORKLOADS = ("rr", "mix", "pool", "cgpool")
+# (key, what): the figures of one workload in one boot.
+FIGURES = (
+    ("insns_per_entry", "instructions per newly-idle balance call"),
+    ("insns_per_idle", "newly-idle instructions per idle entry"),
+    ("entries_per_idle", "newly-idle balance calls per idle entry"),
+    ("share_permille", "newly-idle share of kernel instructions (per mille)"),
+    ("insns_per_request", "newly-idle instructions per request"),
+    ("request_insns", "all instructions per request"),
+)
+
+
+def _kv(text: str) -> dict[str, str]:
+    return dict(w.split("=", 1) for w in text.split() if "=" in w)
+
+
+def marks(cost_log: pathlib.Path) -> dict[int, dict[str, int]]:
+    """Mark number -> the plugin's counters (sums over the vCPUs) there."""
+    out: dict[int, dict[str, int]] = {}
+    if not cost_log.is_file():
+        return out
+    for ln in cost_log.read_text(errors="replace").splitlines():
+        if ln.startswith("sfp-cost mark="):
+            kv = _kv(ln)
+            out[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
+    return out
+
+
+def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
+    """Workload -> counters and figures of one boot: its guest log (log/
+    guest.log) and the plugin's (log.cost). A workload without both marks
+    is left out."""
+    m = marks(pathlib.Path(f"{log}.cost"))
+    guest = log / "guest.log"
+    text = guest.read_text(errors="replace") if guest.is_file() else ""
+    out: dict[str, dict[str, float]] = {}
+    for wl in WORKLOADS:
+        pair = re.search(rf"^sfp-bench {wl} cost marks=(\d+),(\d+)$", text, re.M)
+        if not pair or int(pair.group(1)) not in m or int(pair.group(2)) not in m:
+            continue
+        a, b = m[int(pair.group(1))], m[int(pair.group(2))]
+        f: dict[str, float] = {c: float(b[c] - a[c]) for c in COUNTERS}
+        lb = re.search(rf"^sfp-bench {wl} lb level=all (.*)$", text, re.M)
+        idle = float(_kv(lb.group(1)).get("idle_entries", 0)) if lb else 0.0
+        cnt = re.search(rf"^sfp-bench {wl} count (.*)$", text, re.M)
+        req = float(_kv(cnt.group(1)).get("transactions", 0)) if cnt else 0.0
+        f["idle_entries"], f["requests"] = idle, req
+        if f["entries"]:
+            f["insns_per_entry"] = f["insns"] / f["entries"]
+        if idle:
+            f["insns_per_idle"] = f["insns"] / idle
+            f["entries_per_idle"] = f["entries"] / idle
+        if f["kernel"]:
+            f["share_permille"] = 1000 * f["insns"] / f["kernel"]
+        if req:
+            f["insns_per_request"] = f["insns"] / req
+            f["request_insns"] = (f["kernel"] + f["user"]) / req
+        out[wl] = f
+    return out
+
+
+def progress(log: pathlib.Path) -> str:
+    """The progress line's figure for a boot: rr's instructions per idle entry."""
+    rr = figures(log).get("rr", {})
+    if "insns_per_idle" not in rr:
+        return ""
+    return f"rr {rr['insns_per_idle']:.0f} newly-idle instructions per idle entry"
+
+
+# --- the report ------------------------------------------------------------------
+
+def _median(v: list[float]) -> float:
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _num(v: float) -> str:
+    if abs(v) >= 10:
+        return f"{v:.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def _cell(v: list[float]) -> str:
+    """median (min-max; spread), the spread being (max - min) / median."""
+    if not v:
+        return "-"
+    med = _median(v)
+    spread = f"{100 * (max(v) - min(v)) / med:.1f}%" if med else "-"
+    return f"{_num(med)} ({_num(min(v))}-{_num(max(v))}; {spread})"
+
+
+BOOT = re.compile(r"^(baseline|patched)-(.+)-r(\d+)$")
+
+
+def collect(out: pathlib.Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
+    """(kernel, topology, repetition, workload, figures) of every boot in out/raw."""
+    rows = []
+    for d in sorted((out / "raw").iterdir()) if (out / "raw").is_dir() else []:
+        m = BOOT.match(d.name)
+        if not m or not d.is_dir():
+            continue
+        for wl, f in figures(d).items():
+            rows.append((m.group(1), m.group(2), int(m.group(3)), wl, f))
+    return rows
+
+
+def write_report(out: pathlib.Path, command: str) -> int:
+    """out/cost.tsv (every figure of every boot) and out/report.md (per
+    topology and workload, baseline against patched: median, min-max and
+    spread over the repetitions). 1 when a boot has no figures."""
+    rows = collect(out)
+    keys = [*COUNTERS, "idle_entries", "requests", *(k for k, _ in FIGURES)]
+    tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(keys)]
+    for k, t, r, wl, f in rows:
+        tsv.append(f"{k}\t{t}\t{r}\t{wl}\t" + "\t".join(
+            f"{f[c]:.6g}" if c in f else "" for c in keys))
+    (out / "cost.tsv").write_text("\n".join(tsv) + "\n")
+    boots = sorted({(k, t, r) for k, t, r, _, _ in rows})
+    meta = {}
+    if (out / "meta.tsv").is_file():
+        meta = dict(ln.split("\t", 1) for ln in (out / "meta.tsv").read_text().splitlines()
+                    if "\t" in ln)
+    L = ["# The newly-idle balance's cost in guest instructions", "",
+         f"Made by: `{command}`", "",
+         f"Kernel {meta.get('version', '?')}, newly-idle features: "
+         f"{meta.get('newidle_features', '?')}; busy loops on the host during the boots: "
+         f"{meta.get('busy_loops', '0')}; {len(boots)} boots with figures.", "",
+         "Counted by the QEMU plugin bench/sfp_cost_plugin.c: every guest instruction "
+         "executed between the entry of the newly-idle balance and its return, "
+         "interrupts taken meanwhile apart, between two marks the guest makes around "
+         "each workload. Each cell: median (min-max; spread = (max - min) / median) "
+         "over the repetitions.", ""]
+    topos = sorted({t for _, t, _, _, _ in rows})
+    for t in topos:
+        L += [f"## {t}", "", "| workload | figure | baseline | patched |", "|---|---|---|---|"]
+        for wl in WORKLOADS:
+            for key, what in FIGURES:
+                v = {k: [f[key] for kk, tt, _, w, f in rows if (kk, tt, w) == (k, t, wl)
+                         and key in f] for k in ("baseline", "patched")}
+                if not v["baseline"] and not v["patched"]:
+                    continue
+                L.append(f"| {wl} | {what} | {_cell(v['baseline'])} | {_cell(v['patched'])} |")
+        L.append("")
+    irq = sum(f["irq_insns"] for *_, f in rows)
+    L.append(f"Instructions of interrupts taken inside the balance, all boots: {irq:.0f}.")
+    (out / "report.md").write_text("\n".join(L) + "\n")
+    expect = {(d.name) for d in (out / "raw").iterdir() if BOOT.match(d.name) and d.is_dir()} \
+        if (out / "raw").is_dir() else set()
+    missing = sorted(n for n in expect if not any(
+        f"{k}-{t}-r{r}" == n for k, t, r in boots))
+    for n in missing:
+        print(f"sfp: {n}: no cost figures (no marks in its .cost log?)")
+    return 1 if missing or not rows else 0

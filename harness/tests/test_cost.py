@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The cost mode's host side: the plugin's symbol file and the figures."""
+import pathlib
+import shutil
+import struct
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+import sfp_cost  # noqa: E402
+
+FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "cost-run"
+TEXT = 0xffffffff81000000
+
+
+def make_elf(text: bytes, addr: int = TEXT) -> bytes:
+    """A little-endian ELF64 with a null section, .text and .shstrtab."""
+    names = b"\0.text\0.shstrtab\0"
+    text_off = 64
+    names_off = text_off + len(text)
+    shoff = names_off + len(names)
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", head, 0x28, shoff)
+    struct.pack_into("<HHH", head, 0x3a, 64, 3, 2)
+    sh = [bytes(64),
+          struct.pack("<IIQQQQIIQQ", 1, 1, 6, addr, text_off, len(text), 0, 0, 16, 0),
+          struct.pack("<IIQQQQIIQQ", 7, 3, 0, 0, names_off, len(names), 0, 0, 1, 0)]
+    return bytes(head) + text + names + b"".join(sh)
+
+
+def call(at: int, target: int) -> bytes:
+    return b"\xe8" + struct.pack("<i", target - (at + 5))
+
+
+class Symbols(unittest.TestCase):
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def obj(self, text: bytes, smap: str) -> pathlib.Path:
+        (self.tmp / "vmlinux").write_bytes(make_elf(text))
+        (self.tmp / "System.map").write_text(smap)
+        return self.tmp
+
+    def test_entry_return_sites_and_interrupts(self):
+        target = TEXT + 0x100
+        # a call to the target at 0x10 and at 0x40; a call elsewhere at 0x20;
+        # an 0xe8 inside another instruction's bytes at 0x30
+        text = bytearray(b"\x90" * 0x200)
+        text[0x10:0x15] = call(TEXT + 0x10, target)
+        text[0x20:0x25] = call(TEXT + 0x20, TEXT + 0x180)
+        text[0x30:0x33] = b"\x48\xc7\xe8"
+        text[0x40:0x45] = call(TEXT + 0x40, target)
+        smap = (f"{target:x} t sched_balance_newidle\n"
+                f"{TEXT + 0x180:x} t other\n"
+                "ffffffff81400000 T __entry_text_start\n"
+                "ffffffff81400100 T asm_exc_page_fault\n"
+                "ffffffff81400200 T asm_sysvec_apic_timer_interrupt\n"
+                "ffffffff81400300 T __entry_text_end\n"
+                "ffffffff81500000 T asm_outside_entry_text\n")
+        s = sfp_cost.symbols(self.obj(bytes(text), smap))
+        self.assertEqual(s.name, "sched_balance_newidle")
+        self.assertEqual(s.entry, target)
+        self.assertEqual(s.rets, (TEXT + 0x15, TEXT + 0x45))
+        self.assertEqual(s.irqs, (0xffffffff81400100, 0xffffffff81400200))
+        self.assertEqual(s.text().splitlines()[:3], [f"entry {target:x}", f"ret {TEXT + 0x15:x}",
+                                                     f"ret {TEXT + 0x45:x}"])
+
+    def test_old_name(self):
+        target = TEXT + 0x80
+        text = bytearray(b"\x90" * 0x100)
+        text[0:5] = call(TEXT, target)
+        smap = (f"{target:x} t newidle_balance\nffffffff81400000 T __entry_text_start\n"
+                "ffffffff81400010 T asm_common_interrupt\nffffffff81400300 T __entry_text_end\n")
+        self.assertEqual(sfp_cost.symbols(self.obj(bytes(text), smap)).name, "newidle_balance")
+
+    def test_refusals(self):
+        with self.assertRaisesRegex(sfp_cost.CostError, "build the kernel first"):
+            sfp_cost.symbols(self.tmp)
+        entry = "ffffffff81400000 T __entry_text_start\nffffffff81400300 T __entry_text_end\n"
+        with self.assertRaisesRegex(sfp_cost.CostError, "has neither of"):
+            sfp_cost.symbols(self.obj(b"\x90" * 16, "ffffffff81000000 t other\n" + entry))
+        with self.assertRaisesRegex(sfp_cost.CostError, "no asm_"):
+            sfp_cost.symbols(self.obj(b"\x90" * 16, f"{TEXT:x} t sched_balance_newidle\n" + entry))
+        with self.assertRaisesRegex(sfp_cost.CostError, "no direct call"):
+            sfp_cost.symbols(self.obj(b"\x90" * 16, f"{TEXT:x} t sched_balance_newidle\n" + entry +
+                                      "ffffffff81400010 T asm_common_interrupt\n"))
+        (self.tmp / "vmlinux").write_bytes(b"not an elf file")
+        with self.assertRaisesRegex(sfp_cost.CostError, "not a little-endian 64-bit ELF"):
+            sfp_cost.elf_text(self.tmp / "vmlinux")
+
+
+class Figures(unittest.TestCase):
+    def test_one_boot(self):
+        f = sfp_cost.figures(FIXTURE / "raw" / "baseline-smp2-r1")
+        self.assertEqual(sorted(f), ["cgpool", "mix", "pool", "rr"])
+        rr = f["rr"]
+        # marks 0 and 1 of the plugin's log, idle entries of the lb line
+        self.assertEqual(rr["entries"], 647 - 492)
+        self.assertEqual(rr["insns"], 918342 - 716002)
+        self.assertAlmostEqual(rr["insns_per_entry"], (918342 - 716002) / (647 - 492))
+        self.assertAlmostEqual(rr["insns_per_idle"], (918342 - 716002) / 163)
+        self.assertAlmostEqual(rr["share_permille"],
+                               1000 * (918342 - 716002) / (1173750537 - 1167976686))
+        self.assertAlmostEqual(rr["request_insns"],
+                               ((1173750537 - 1167976686) + (2185411031 - 285218598)) / 38)
+        self.assertNotIn("insns_per_request", f["pool"])  # no requests in the pool
+
+    def test_missing_mark_leaves_the_workload_out(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copytree(FIXTURE / "raw" / "patched-smp2-r1", tmp / "b")
+        cost = (FIXTURE / "raw" / "patched-smp2-r1.cost").read_text().splitlines()
+        (tmp / "b.cost").write_text("\n".join(ln for ln in cost if "mark=3 " not in ln))
+        self.assertEqual(sorted(sfp_cost.figures(tmp / "b")), ["cgpool", "pool", "rr"])
+
+    def test_report(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copytree(FIXTURE, tmp / "run")
+        self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 0)
+        report = (tmp / "run" / "report.md").read_text()
+        self.assertIn("| rr | instructions per newly-idle balance call | 1305 (1305-1305; 0.0%) "
+                      "| 206 (206-206; 0.0%) |", report)
+        rows = (tmp / "run" / "cost.tsv").read_text().splitlines()
+        self.assertEqual(len(rows), 1 + 2 * 4)
+        # a boot without its plugin log has no figures: status 1
+        (tmp / "run" / "raw" / "patched-smp2-r1.cost").unlink()
+        self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 1)
+
+    def test_cell(self):
+        self.assertEqual(sfp_cost._cell([100.0, 110.0, 90.0]), "100 (90-110; 20.0%)")
+        self.assertEqual(sfp_cost._cell([2.5, 2.0]), "2.25 (2.00-2.50; 22.2%)")
+        self.assertEqual(sfp_cost._cell([]), "-")
+
+
+if __name__ == "__main__":
+    unittest.main()
