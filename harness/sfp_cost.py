@@ -25,6 +25,7 @@ import re
 import struct
 import subprocess
 
+import sfp_env
 from sfp_data import ROOT
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
@@ -120,14 +121,6 @@ def symbols(obj: pathlib.Path) -> Symbols:
 
 # --- the plugin ------------------------------------------------------------------
 
-def cache_dir(env: dict[str, str]) -> pathlib.Path:
-    """The project's cache (as sfp prepare's): $SFP_CACHE, else
-    $XDG_CACHE_HOME/sched-fastpath, else ~/.cache/sched-fastpath."""
-    return pathlib.Path(env.get("SFP_CACHE") or pathlib.Path(
-        env.get("XDG_CACHE_HOME") or pathlib.Path(env.get("HOME", "/root")) / ".cache") /
-        "sched-fastpath")
-
-
 def plugin_header(env: dict[str, str]) -> pathlib.Path:
     """The qemu-plugin.h to build the plugin with: $QEMU_PLUGIN_H, else the
     one kept in the cache, else taken from Debian's QEMU source (apt-get
@@ -143,7 +136,7 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
     if q.returncode or not m:
         raise CostError("qemu-system-x86_64 not found: install the Debian package "
                         "'qemu-system-x86' (or run 'make setup' as root)")
-    keep = cache_dir(env) / f"qemu-plugin-{m.group(1)}" / "qemu-plugin.h"
+    keep = sfp_env.cache_dir(env) / f"qemu-plugin-{m.group(1)}" / "qemu-plugin.h"
     if keep.is_file():
         return keep
     tmp = keep.parent.with_name(keep.parent.name + ".tmp")

@@ -118,6 +118,14 @@ def missing_tool(cmd: str, package: str) -> str:
                              "(or run 'make setup' as root)")
 
 
+def cache_dir(env: dict[str, str]) -> pathlib.Path:
+    """The project's cache, kept across work trees and runs: $SFP_CACHE,
+    else $XDG_CACHE_HOME/sched-fastpath, else ~/.cache/sched-fastpath."""
+    return pathlib.Path(env.get("SFP_CACHE") or pathlib.Path(
+        env.get("XDG_CACHE_HOME") or pathlib.Path(env.get("HOME", "/root")) / ".cache") /
+        "sched-fastpath")
+
+
 def file_sha256(path: pathlib.Path) -> str:
     """The SHA-256 of a file's content, read a MiB at a time."""
     import hashlib  # pylint: disable=import-outside-toplevel

@@ -376,9 +376,7 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
             raise PrepareError(f"THREEWAY_FROM={threeway} is not a git work tree (no "
                                ".git/objects)")
         threeway = threeway.resolve()
-    cache = pathlib.Path(env.get("SFP_CACHE") or pathlib.Path(
-        env.get("XDG_CACHE_HOME") or pathlib.Path(env.get("HOME", "/root")) / ".cache") /
-        "sched-fastpath")
+    cache = sfp_env.cache_dir(env)
     os.environ.update(COMMITTER)
     p = Preparer(data, line, series, src, wt, threeway, cache, env, say)
     if (wt / ".git").is_dir():
