@@ -11,14 +11,18 @@
  * (a block at an IDT entry, asm_*, up to the block that ends in iretq)
  * are counted apart. Counts are per vCPU and made per translated block
  * when it starts (TCG ends a block at every branch, call, return and
- * iretq, and takes interrupts between blocks).
+ * iretq, and takes interrupts between blocks). A call that entered
+ * sched_balance_rq() (load_balance() before v6.10) is a balance, any
+ * other a skip; each call's instructions are added to its kind when it
+ * returns.
  *
  * The guest marks the edges of a measurement by executing
  * "nopl 0x5346NNNN(%rax)" (bench/sfp_mark.c): at each mark the plugin
  * logs the sums over all vCPUs with the mark's number NNNN.
  *
- * Arguments: syms=FILE, lines "entry ADDR", "ret ADDR" and "irq ADDR"
- * (hex), made on the host from the kernel's vmlinux and System.map.
+ * Arguments: syms=FILE, lines "entry ADDR", "balance ADDR", "ret ADDR"
+ * and "irq ADDR" (hex), made on the host from the kernel's vmlinux and
+ * System.map.
  * Output goes to QEMU's log: run with "-d plugin -D LOGFILE".
  */
 #include <stdint.h>
@@ -43,21 +47,33 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define B_IRQ		BIT(18)	/* starts at an interrupt or exception entry */
 #define B_IRET		BIT(19)	/* ends with iretq */
 #define B_USER		BIT(20)	/* user-space code */
+#define B_BAL		BIT(21)	/* starts at sched_balance_rq() */
 #define B_INSNS		0xffffu
 
+/* The counters, per vCPU; the log names them as here. */
+enum { ENTRIES, SKIPS, SKIP_INSNS, BALANCES, BALANCE_INSNS, IRQ_INSNS, KERNEL, USER, NR_COUNTERS };
+static const char * const names[NR_COUNTERS] = {
+	"entries",		/* calls entered */
+	"skips",		/* calls returned without balancing */
+	"skip_insns",		/* their instructions, interrupts excluded */
+	"balances",		/* calls returned that balanced */
+	"balance_insns",
+	"irq_insns",		/* instructions of interrupts taken in a call */
+	"kernel",		/* all kernel instructions */
+	"user",			/* all user instructions */
+};
+
 struct vcpu {
-	unsigned long long entries;	/* times the balance was entered */
-	unsigned long long insns;		/* instructions in it, interrupts excluded */
-	unsigned long long irq_insns;	/* instructions of interrupts taken in it */
-	unsigned long long kernel;	/* all kernel instructions */
-	unsigned long long user;		/* all user instructions */
-	int in;			/* in the balance */
-	int depth;		/* interrupt nesting while in it */
+	unsigned long long c[NR_COUNTERS];
+	unsigned long long cur;		/* the current call's instructions */
+	int in;				/* in a call */
+	int balanced;			/* the current call entered sched_balance_rq() */
+	int depth;			/* interrupt nesting in the call */
 };
 
 static struct vcpu vcpus[MAX_VCPUS];
 static int nr_vcpus;
-static unsigned long long entry;
+static unsigned long long entry, balance;
 static unsigned long long rets[MAX_ADDRS], irqs[MAX_ADDRS];
 static int nr_rets, nr_irqs;
 
@@ -73,20 +89,17 @@ static bool listed(const unsigned long long *v, int n, unsigned long long a)
 
 static void log_sums(const char *what, long mark, unsigned int vcpu)
 {
-	struct vcpu s = { 0 };
-	char buf[320];
-	int i;
+	unsigned long long sum;
+	char buf[400];
+	int i, k, n;
 
-	for (i = 0; i < nr_vcpus; i++) {
-		s.entries += vcpus[i].entries;
-		s.insns += vcpus[i].insns;
-		s.irq_insns += vcpus[i].irq_insns;
-		s.kernel += vcpus[i].kernel;
-		s.user += vcpus[i].user;
+	n = snprintf(buf, sizeof(buf), "sfp-cost %s=%ld vcpu=%u", what, mark, vcpu);
+	for (k = 0; k < NR_COUNTERS; k++) {
+		for (sum = 0, i = 0; i < nr_vcpus; i++)
+			sum += vcpus[i].c[k];
+		n += snprintf(buf + n, sizeof(buf) - n, " %s=%llu", names[k], sum);
 	}
-	snprintf(buf, sizeof(buf),
-		 "sfp-cost %s=%ld vcpu=%u entries=%llu insns=%llu irq_insns=%llu kernel=%llu user=%llu\n",
-		 what, mark, vcpu, s.entries, s.insns, s.irq_insns, s.kernel, s.user);
+	snprintf(buf + n, sizeof(buf) - n, "\n");
 	qemu_plugin_outs(buf);
 }
 
@@ -98,25 +111,29 @@ static void block_exec(unsigned int i, void *udata)
 	if (i >= MAX_VCPUS)
 		return;
 	v = &vcpus[i];
-	if (b & B_USER)
-		v->user += n;
-	else
-		v->kernel += n;
+	v->c[b & B_USER ? USER : KERNEL] += n;
 	if ((b & B_ENTRY) && !v->in) {
 		v->in = 1;
+		v->balanced = 0;
 		v->depth = 0;
-		v->entries++;
+		v->cur = 0;
+		v->c[ENTRIES]++;
 	} else if ((b & B_RET) && v->in && !v->depth) {
 		v->in = 0;
+		v->c[v->balanced ? BALANCES : SKIPS]++;
+		v->c[v->balanced ? BALANCE_INSNS : SKIP_INSNS] += v->cur;
 	}
 	if (!v->in)
 		return;
 	if (b & B_IRQ)
 		v->depth++;
-	if (v->depth)
-		v->irq_insns += n;
-	else
-		v->insns += n;
+	if (v->depth) {
+		v->c[IRQ_INSNS] += n;
+	} else {
+		v->cur += n;
+		if (b & B_BAL)
+			v->balanced = 1;
+	}
 	if ((b & B_IRET) && v->depth)
 		v->depth--;
 }
@@ -142,6 +159,8 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		b |= B_ENTRY;
 	else if (listed(rets, nr_rets, pc))
 		b |= B_RET;
+	else if (pc == balance)
+		b |= B_BAL;
 	else if (listed(irqs, nr_irqs, pc))
 		b |= B_IRQ;
 	last = qemu_plugin_tb_get_insn(tb, n - 1);
@@ -188,6 +207,8 @@ static int read_syms(const char *path)
 	while ((r = fscanf(f, "%15s %llx", kind, &a)) == 2) {
 		if (!strcmp(kind, "entry")) {
 			entry = a;
+		} else if (!strcmp(kind, "balance")) {
+			balance = a;
 		} else if (!strcmp(kind, "ret") && nr_rets < MAX_ADDRS) {
 			rets[nr_rets++] = a;
 		} else if (!strcmp(kind, "irq") && nr_irqs < MAX_ADDRS) {
@@ -200,9 +221,9 @@ static int read_syms(const char *path)
 		}
 	}
 	fclose(f);
-	if (r != EOF || !entry || !nr_rets || !nr_irqs) {
+	if (r != EOF || !entry || !balance || !nr_rets || !nr_irqs) {
 		fprintf(stderr, "sfp_cost_plugin: %s: %s\n", path,
-			"want lines 'entry ADDR', 'ret ADDR', 'irq ADDR', one entry and each kind");
+			"want lines 'entry ADDR', 'balance ADDR', 'ret ADDR', 'irq ADDR'");
 		return -1;
 	}
 	return 0;

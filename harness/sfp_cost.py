@@ -5,12 +5,14 @@ newly-idle balance, counted exactly by a QEMU TCG plugin
 fast or how busy the host is.
 
 This module holds what the host computes around the plugin:
-  - the plugin's symbol file, from the kernel as built: the balance's
-    entry (sched_balance_newidle, newidle_balance before v6.10), its
-    return sites (the instruction after each direct call of it in the
-    kernel's text) and the interrupt and exception entries (the asm_*
-    symbols of the entry text), where the plugin stops counting the
-    balance and counts the interrupt apart;
+  - the plugin's symbol file, from the kernel as built: the newly-idle
+    balance's entry (sched_balance_newidle, newidle_balance before
+    v6.10), its return sites (the instruction after each direct call of
+    it in the kernel's text), the entry of the balance proper
+    (sched_balance_rq, load_balance before v6.10: a call that reaches it
+    balanced, any other skipped) and the interrupt and exception entries
+    (the asm_* symbols of the entry text), where the plugin stops
+    counting the call and counts the interrupt apart;
   - the plugin itself, compiled against the qemu-plugin.h of Debian's
     QEMU source (QEMU_PLUGIN_H, or fetched with apt-get source);
   - the figures, from the plugin's marks (QEMU's log) and the guest's
@@ -29,6 +31,7 @@ import sfp_env
 from sfp_data import ROOT
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
+BALANCE_NAMES = ("sched_balance_rq", "load_balance")
 KERNEL_BASE = 0xffff800000000000
 
 
@@ -41,13 +44,15 @@ class CostError(Exception):
 @dataclasses.dataclass(frozen=True)
 class Symbols:
     """The addresses the plugin needs, from one kernel as built."""
-    name: str          # the balance's function name in this kernel
+    name: str          # the newly-idle balance's function name in this kernel
     entry: int
+    balance: int       # sched_balance_rq / load_balance
     rets: tuple[int, ...]
     irqs: tuple[int, ...]
 
     def text(self) -> str:
-        return "".join([f"entry {self.entry:x}\n", *(f"ret {a:x}\n" for a in self.rets),
+        return "".join([f"entry {self.entry:x}\n", f"balance {self.balance:x}\n",
+                        *(f"ret {a:x}\n" for a in self.rets),
                         *(f"irq {a:x}\n" for a in self.irqs)])
 
 
@@ -103,9 +108,11 @@ def symbols(obj: pathlib.Path) -> Symbols:
             raise CostError(f"no {f}: build the kernel first")
     syms = system_map(smap)
     name = next((n for n in ENTRY_NAMES if n in syms), "")
-    if not name:
-        raise CostError(f"{smap} has neither of {', '.join(ENTRY_NAMES)} (inlined, or "
-                        "not a kernel of a line this project knows)")
+    bal = next((n for n in BALANCE_NAMES if n in syms), "")
+    for have, names in ((name, ENTRY_NAMES), (bal, BALANCE_NAMES)):
+        if not have:
+            raise CostError(f"{smap} has neither of {', '.join(names)} (inlined, or "
+                            "not a kernel of a line this project knows)")
     lo, hi = syms.get("__entry_text_start"), syms.get("__entry_text_end")
     if lo is None or hi is None:
         raise CostError(f"{smap} has no __entry_text_start/__entry_text_end (not x86_64?)")
@@ -116,7 +123,7 @@ def symbols(obj: pathlib.Path) -> Symbols:
     rets = call_sites(addr, text, syms[name])
     if not rets:
         raise CostError(f"{vml}: no direct call of {name} found in .text")
-    return Symbols(name, syms[name], tuple(rets), tuple(irqs))
+    return Symbols(name, syms[name], syms[bal], tuple(rets), tuple(irqs))
 
 
 # --- the plugin ------------------------------------------------------------------
@@ -178,13 +185,16 @@ def build_plugin(header: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
 
 # --- the figures -----------------------------------------------------------------
 
-COUNTERS = ("entries", "insns", "irq_insns", "kernel", "user")
+COUNTERS = ("entries", "skips", "skip_insns", "balances", "balance_insns", "irq_insns", "kernel",
+            "user")
 WORKLOADS = ("rr", "mix", "pool", "cgpool")
 # (key, what): the figures of one workload in one boot.
 FIGURES = (
-    ("insns_per_entry", "instructions per newly-idle balance call"),
     ("insns_per_idle", "newly-idle instructions per idle entry"),
-    ("entries_per_idle", "newly-idle balance calls per idle entry"),
+    ("insns_per_skip", "instructions per call that skipped"),
+    ("insns_per_balance", "instructions per call that balanced"),
+    ("balances_per_idle", "calls that balanced per idle entry"),
+    ("balances_vs_schedstat", "calls that balanced / schedstat's newly-idle lb_count"),
     ("share_permille", "newly-idle share of kernel instructions (per mille)"),
     ("insns_per_request", "newly-idle instructions per request"),
     ("request_insns", "all instructions per request"),
@@ -222,15 +232,21 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
         a, b = m[int(pair.group(1))], m[int(pair.group(2))]
         f: dict[str, float] = {c: float(b[c] - a[c]) for c in COUNTERS}
         lb = re.search(rf"^sfp-bench {wl} lb level=all (.*)$", text, re.M)
-        idle = float(_kv(lb.group(1)).get("idle_entries", 0)) if lb else 0.0
+        lbkv = _kv(lb.group(1)) if lb else {}
+        idle, lbc = float(lbkv.get("idle_entries", 0)), float(lbkv.get("lb_count", 0))
         cnt = re.search(rf"^sfp-bench {wl} count (.*)$", text, re.M)
         req = float(_kv(cnt.group(1)).get("transactions", 0)) if cnt else 0.0
-        f["idle_entries"], f["requests"] = idle, req
-        if f["entries"]:
-            f["insns_per_entry"] = f["insns"] / f["entries"]
+        f["idle_entries"], f["lb_count"], f["requests"] = idle, lbc, req
+        f["insns"] = f["skip_insns"] + f["balance_insns"]
+        if f["skips"]:
+            f["insns_per_skip"] = f["skip_insns"] / f["skips"]
+        if f["balances"]:
+            f["insns_per_balance"] = f["balance_insns"] / f["balances"]
+        if lbc:
+            f["balances_vs_schedstat"] = f["balances"] / lbc
         if idle:
             f["insns_per_idle"] = f["insns"] / idle
-            f["entries_per_idle"] = f["entries"] / idle
+            f["balances_per_idle"] = f["balances"] / idle
         if f["kernel"]:
             f["share_permille"] = 1000 * f["insns"] / f["kernel"]
         if req:
@@ -293,7 +309,7 @@ def write_report(out: pathlib.Path, command: str) -> int:
     topology and workload, baseline against patched: median, min-max and
     spread over the repetitions). 1 when a boot has no figures."""
     rows = collect(out)
-    keys = [*COUNTERS, "idle_entries", "requests", *(k for k, _ in FIGURES)]
+    keys = [*COUNTERS, "insns", "idle_entries", "lb_count", "requests", *(k for k, _ in FIGURES)]
     tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(keys)]
     for k, t, r, wl, f in rows:
         tsv.append(f"{k}\t{t}\t{r}\t{wl}\t" + "\t".join(
@@ -311,8 +327,11 @@ def write_report(out: pathlib.Path, command: str) -> int:
          f"{meta.get('busy_loops', '0')}; {len(boots)} boots with figures.", "",
          "Counted by the QEMU plugin bench/sfp_cost_plugin.c: every guest instruction "
          "executed between the entry of the newly-idle balance and its return, "
-         "interrupts taken meanwhile apart, between two marks the guest makes around "
-         "each workload. Each cell: median (min-max; spread = (max - min) / median) "
+         "interrupts taken meanwhile apart, in the calls that returned between two "
+         "marks the guest makes around each workload. A call balanced when it entered "
+         "the balance proper (sched_balance_rq, load_balance before v6.10), else it "
+         "skipped. Idle entries and lb_count are the kernel's schedstat counters over "
+         "the same workload. Each cell: median (min-max; spread = (max - min) / median) "
          "over the repetitions.", ""]
     topos = sorted({t for _, t, _, _, _ in rows})
     for t in topos:
@@ -326,7 +345,13 @@ def write_report(out: pathlib.Path, command: str) -> int:
                 L.append(f"| {wl} | {what} | {_cell(v['baseline'])} | {_cell(v['patched'])} |")
         L.append("")
     irq = sum(f["irq_insns"] for *_, f in rows)
-    L.append(f"Instructions of interrupts taken inside the balance, all boots: {irq:.0f}.")
+    L.append(f"Instructions of interrupts taken inside the calls, all boots: {irq:.0f}.")
+    # The plugin's window holds schedstat's (the guest reads schedstat
+    # between the marks), so fewer balances than lb_count means missed ones.
+    short = [f"{k}-{t}-r{r} {wl} ({f['balances']:.0f} < {f['lb_count']:.0f})"
+             for k, t, r, wl, f in rows if f["balances"] < f["lb_count"]]
+    L.append(f"Workload windows where the plugin saw fewer balances than schedstat's "
+             f"lb_count: {len(short)} of {len(rows)}" + (": " + "; ".join(short) if short else "."))
     (out / "report.md").write_text("\n".join(L) + "\n")
     expect = {(d.name) for d in (out / "raw").iterdir() if BOOT.match(d.name) and d.is_dir()} \
         if (out / "raw").is_dir() else set()

@@ -56,6 +56,7 @@ class Symbols(unittest.TestCase):
         text[0x40:0x45] = call(TEXT + 0x40, target)
         smap = (f"{target:x} t sched_balance_newidle\n"
                 f"{TEXT + 0x180:x} t other\n"
+                f"{TEXT + 0x1c0:x} t sched_balance_rq\n"
                 "ffffffff81400000 T __entry_text_start\n"
                 "ffffffff81400100 T asm_exc_page_fault\n"
                 "ffffffff81400200 T asm_sysvec_apic_timer_interrupt\n"
@@ -66,14 +67,16 @@ class Symbols(unittest.TestCase):
         self.assertEqual(s.entry, target)
         self.assertEqual(s.rets, (TEXT + 0x15, TEXT + 0x45))
         self.assertEqual(s.irqs, (0xffffffff81400100, 0xffffffff81400200))
-        self.assertEqual(s.text().splitlines()[:3], [f"entry {target:x}", f"ret {TEXT + 0x15:x}",
-                                                     f"ret {TEXT + 0x45:x}"])
+        self.assertEqual(s.balance, TEXT + 0x1c0)
+        self.assertEqual(s.text().splitlines()[:4], [f"entry {target:x}", f"balance {TEXT + 0x1c0:x}",
+                                                     f"ret {TEXT + 0x15:x}", f"ret {TEXT + 0x45:x}"])
 
     def test_old_name(self):
         target = TEXT + 0x80
         text = bytearray(b"\x90" * 0x100)
         text[0:5] = call(TEXT, target)
-        smap = (f"{target:x} t newidle_balance\nffffffff81400000 T __entry_text_start\n"
+        smap = (f"{target:x} t newidle_balance\n{TEXT + 0x90:x} t load_balance\n"
+                "ffffffff81400000 T __entry_text_start\n"
                 "ffffffff81400010 T asm_common_interrupt\nffffffff81400300 T __entry_text_end\n")
         self.assertEqual(sfp_cost.symbols(self.obj(bytes(text), smap)).name, "newidle_balance")
 
@@ -81,12 +84,15 @@ class Symbols(unittest.TestCase):
         with self.assertRaisesRegex(sfp_cost.CostError, "build the kernel first"):
             sfp_cost.symbols(self.tmp)
         entry = "ffffffff81400000 T __entry_text_start\nffffffff81400300 T __entry_text_end\n"
-        with self.assertRaisesRegex(sfp_cost.CostError, "has neither of"):
+        with self.assertRaisesRegex(sfp_cost.CostError, "has neither of sched_balance_newidle"):
             sfp_cost.symbols(self.obj(b"\x90" * 16, "ffffffff81000000 t other\n" + entry))
-        with self.assertRaisesRegex(sfp_cost.CostError, "no asm_"):
+        with self.assertRaisesRegex(sfp_cost.CostError, "has neither of sched_balance_rq"):
             sfp_cost.symbols(self.obj(b"\x90" * 16, f"{TEXT:x} t sched_balance_newidle\n" + entry))
+        funcs = f"{TEXT:x} t sched_balance_newidle\n{TEXT + 8:x} t sched_balance_rq\n"
+        with self.assertRaisesRegex(sfp_cost.CostError, "no asm_"):
+            sfp_cost.symbols(self.obj(b"\x90" * 16, funcs + entry))
         with self.assertRaisesRegex(sfp_cost.CostError, "no direct call"):
-            sfp_cost.symbols(self.obj(b"\x90" * 16, f"{TEXT:x} t sched_balance_newidle\n" + entry +
+            sfp_cost.symbols(self.obj(b"\x90" * 16, funcs + entry +
                                       "ffffffff81400010 T asm_common_interrupt\n"))
         (self.tmp / "vmlinux").write_bytes(b"not an elf file")
         with self.assertRaisesRegex(sfp_cost.CostError, "not a little-endian 64-bit ELF"):
@@ -98,16 +104,24 @@ class Figures(unittest.TestCase):
         f = sfp_cost.figures(FIXTURE / "raw" / "baseline-smp2-r1")
         self.assertEqual(sorted(f), ["cgpool", "mix", "pool", "rr"])
         rr = f["rr"]
-        # marks 0 and 1 of the plugin's log, idle entries of the lb line
-        self.assertEqual(rr["entries"], 647 - 492)
-        self.assertEqual(rr["insns"], 918342 - 716002)
-        self.assertAlmostEqual(rr["insns_per_entry"], (918342 - 716002) / (647 - 492))
-        self.assertAlmostEqual(rr["insns_per_idle"], (918342 - 716002) / 163)
+        # marks 0 and 1 of the plugin's log; idle entries and lb_count of
+        # the lb line, transactions of the count line
+        self.assertEqual((rr["skips"], rr["skip_insns"]), (379 - 277, 103347 - 94977))
+        self.assertEqual((rr["balances"], rr["balance_insns"]), (299 - 167, 563780 - 376602))
+        self.assertEqual(rr["insns"], (103347 - 94977) + (563780 - 376602))
+        self.assertAlmostEqual(rr["insns_per_skip"], (103347 - 94977) / (379 - 277))
+        self.assertAlmostEqual(rr["insns_per_balance"], (563780 - 376602) / (299 - 167))
+        self.assertAlmostEqual(rr["insns_per_idle"], rr["insns"] / 222)
+        self.assertAlmostEqual(rr["balances_per_idle"], (299 - 167) / 222)
+        self.assertAlmostEqual(rr["balances_vs_schedstat"], (299 - 167) / 127)
         self.assertAlmostEqual(rr["share_permille"],
-                               1000 * (918342 - 716002) / (1173750537 - 1167976686))
+                               1000 * rr["insns"] / (1207712787 - 1189533892))
         self.assertAlmostEqual(rr["request_insns"],
-                               ((1173750537 - 1167976686) + (2185411031 - 285218598)) / 38)
+                               ((1207712787 - 1189533892) + (3209553533 - 309295814)) / 58)
         self.assertNotIn("insns_per_request", f["pool"])  # no requests in the pool
+        # patched's cgpool balanced in no call: no figure per balance
+        self.assertNotIn("insns_per_balance",
+                         sfp_cost.figures(FIXTURE / "raw" / "patched-smp2-r1")["cgpool"])
 
     def test_missing_mark_leaves_the_workload_out(self):
         tmp = pathlib.Path(tempfile.mkdtemp())
@@ -123,8 +137,10 @@ class Figures(unittest.TestCase):
         shutil.copytree(FIXTURE, tmp / "run")
         self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 0)
         report = (tmp / "run" / "report.md").read_text()
-        self.assertIn("| rr | instructions per newly-idle balance call | 1305 (1305-1305; 0.0%) "
-                      "| 206 (206-206; 0.0%) |", report)
+        self.assertIn("| rr | instructions per call that skipped | 82 (82-82; 0.0%) "
+                      "| 85 (85-85; 0.0%) |", report)
+        self.assertIn("| cgpool | instructions per call that balanced | 2785 (2785-2785; 0.0%) "
+                      "| - |", report)
         rows = (tmp / "run" / "cost.tsv").read_text().splitlines()
         self.assertEqual(len(rows), 1 + 2 * 4)
         # a boot without its plugin log has no figures: status 1

@@ -252,21 +252,23 @@ lbsplit() {
 	}' "$2" "$3"
 }
 
-# count WORKLOAD COMMAND...: the workload alone.
+# count WORKLOAD COMMAND...: the workload alone. In the cost mode the
+# schedstat reads are inside the two marks, so the plugin's window holds
+# every balance that schedstat counts.
 count() {
 	wl=$1
 	shift
-	cat /proc/schedstat >/tmp/schedstat.before
 	if [ "$COST" = 1 ]; then
 		sfp_mark "$MARK" || problem "cannot run sfp_mark"
 	fi
+	cat /proc/schedstat >/tmp/schedstat.before
 	if "$@" >/tmp/out 2>/tmp/err; then
+		cat /proc/schedstat >/tmp/schedstat.after
 		if [ "$COST" = 1 ]; then
 			sfp_mark $((MARK + 1)) || problem "cannot run sfp_mark"
 			echo "sfp-bench $wl cost marks=$MARK,$((MARK + 1))"
 			MARK=$((MARK + 2))
 		fi
-		cat /proc/schedstat >/tmp/schedstat.after
 		lbsplit "$wl" /tmp/schedstat.before /tmp/schedstat.after
 		sed "s/^/sfp-bench $wl count /" /tmp/out
 	else
