@@ -4,7 +4,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke bench-lines matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree help
 
 all: run
 
@@ -40,6 +40,8 @@ help:
 	@echo "                (NEWIDLE=shipped: NI_RANDOM/NI_RATE as the line ships them)"
 	@echo "make bench-lines BENCH_RUNS='DIR...'  one table across bench runs (lines, NEWIDLE modes)"
 	@echo "make bench-smoke  one short A/B round with checks (part of make certify)"
+	@echo "make bench-cost [COST_TOPOLOGIES=smp4] [DURATION=3] [REPS=3] [BUSY=0]  the newly-idle"
+	@echo "                balance's cost in guest instructions (a QEMU plugin), baseline vs patched"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
 	@echo "                oldest built, booted and tested (docs/matrix.md)"
@@ -126,6 +128,10 @@ bench-lines:
 
 bench-smoke: prepare
 	./sfp bench --smoke
+
+COST_TOPOLOGIES ?= smp4
+bench-cost: prepare
+	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) --busy $(BUSY)
 
 MATRIX_OPTS ?=
 matrix: setup

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sfp_cost_plugin: a QEMU TCG plugin (x86_64 system emulation) that
- * counts the guest instructions executed inside the newly-idle balance,
- * exactly and independently of the host's speed.
+ * counts the guest instructions executed inside the newly-idle balance.
+ * A call's count does not depend on the host's speed; which calls the
+ * guest makes does (under TCG guest time is host time).
  *
  * A vCPU is "in the balance" from the first translated block at the
  * entry of sched_balance_newidle() (newidle_balance() before v6.10) to
  * the first block at one of its return sites (the instruction after
  * each direct call of it). Interrupts and exceptions taken meanwhile
- * (a block at an IDT entry, asm_*, up to the block that ends in iretq)
- * are counted apart. Counts are per vCPU and made per translated block
- * when it starts (TCG ends a block at every branch, call, return and
- * iretq, and takes interrupts between blocks). A call that entered
+ * (from a block at an entry the host lists, asm_exc_*, asm_sysvec_*,
+ * asm_common_interrupt, to the block that ends in iretq) are counted
+ * apart; an iretq outside an interrupt's return (sync_core()'s) would
+ * end one early. Counts are per vCPU and made per translated block when
+ * it starts (TCG ends a block at every branch, call, return and iretq,
+ * and takes interrupts between blocks), so a block that faults half way
+ * is counted whole. A call that entered
  * sched_balance_rq() (load_balance() before v6.10) is a balance, any
  * other a skip; each call's instructions are added to its kind when it
  * returns.
@@ -35,7 +39,7 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MAX_ADDRS	256
+#define MAX_ADDRS	1024
 #define MAX_VCPUS	64
 #define MARK_MAGIC	0x5346u
 
@@ -96,11 +100,17 @@ static void log_sums(const char *what, long mark, unsigned int vcpu)
 	n = snprintf(buf, sizeof(buf), "sfp-cost %s=%ld vcpu=%u", what, mark, vcpu);
 	for (k = 0; k < NR_COUNTERS; k++) {
 		for (sum = 0, i = 0; i < nr_vcpus; i++)
-			sum += vcpus[i].c[k];
+			sum += __atomic_load_n(&vcpus[i].c[k], __ATOMIC_RELAXED);
 		n += snprintf(buf + n, sizeof(buf) - n, " %s=%llu", names[k], sum);
 	}
 	snprintf(buf + n, sizeof(buf) - n, "\n");
 	qemu_plugin_outs(buf);
+}
+
+/* Only vCPU i's thread writes its counters; a mark on another vCPU reads them. */
+static void add(struct vcpu *v, int k, unsigned long long n)
+{
+	__atomic_store_n(&v->c[k], v->c[k] + n, __ATOMIC_RELAXED);
 }
 
 static void block_exec(unsigned int i, void *udata)
@@ -111,24 +121,24 @@ static void block_exec(unsigned int i, void *udata)
 	if (i >= MAX_VCPUS)
 		return;
 	v = &vcpus[i];
-	v->c[b & B_USER ? USER : KERNEL] += n;
+	add(v, b & B_USER ? USER : KERNEL, n);
 	if ((b & B_ENTRY) && !v->in) {
 		v->in = 1;
 		v->balanced = 0;
 		v->depth = 0;
 		v->cur = 0;
-		v->c[ENTRIES]++;
+		add(v, ENTRIES, 1);
 	} else if ((b & B_RET) && v->in && !v->depth) {
 		v->in = 0;
-		v->c[v->balanced ? BALANCES : SKIPS]++;
-		v->c[v->balanced ? BALANCE_INSNS : SKIP_INSNS] += v->cur;
+		add(v, v->balanced ? BALANCES : SKIPS, 1);
+		add(v, v->balanced ? BALANCE_INSNS : SKIP_INSNS, v->cur);
 	}
 	if (!v->in)
 		return;
 	if (b & B_IRQ)
 		v->depth++;
 	if (v->depth) {
-		v->c[IRQ_INSNS] += n;
+		add(v, IRQ_INSNS, n);
 	} else {
 		v->cur += n;
 		if (b & B_BAL)
@@ -209,9 +219,15 @@ static int read_syms(const char *path)
 			entry = a;
 		} else if (!strcmp(kind, "balance")) {
 			balance = a;
-		} else if (!strcmp(kind, "ret") && nr_rets < MAX_ADDRS) {
+		} else if ((!strcmp(kind, "ret") && nr_rets == MAX_ADDRS) ||
+			   (!strcmp(kind, "irq") && nr_irqs == MAX_ADDRS)) {
+			fprintf(stderr, "sfp_cost_plugin: %s: more than %d %s lines\n",
+				path, MAX_ADDRS, kind);
+			fclose(f);
+			return -1;
+		} else if (!strcmp(kind, "ret")) {
 			rets[nr_rets++] = a;
-		} else if (!strcmp(kind, "irq") && nr_irqs < MAX_ADDRS) {
+		} else if (!strcmp(kind, "irq")) {
 			irqs[nr_irqs++] = a;
 		} else {
 			fprintf(stderr, "sfp_cost_plugin: %s: bad line '%s %llx'\n",

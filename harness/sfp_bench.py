@@ -226,14 +226,11 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         raise BenchError(f"-j wants a number of boots at once, 1 or more, not {jobs}")
     if busy < 0:
         raise BenchError(f"--busy wants a number of busy loops, 0 or more, not {busy}")
-    header = None
-    if cost:
-        if smoke:
-            raise BenchError("--cost and --smoke do not go together")
-        try:
-            header = sfp_cost.plugin_header(env)
-        except sfp_cost.CostError as e:
-            raise BenchError(str(e)) from e
+    if cost and smoke:
+        raise BenchError("--cost and --smoke do not go together")
+    if cost and (env.get("ACCEL") or "tcg") != "tcg":
+        raise BenchError(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
+                         f"ACCEL={env['ACCEL']}")
     counts = {}
     for t in topos:
         try:
@@ -274,9 +271,16 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         outdir = b / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     if not (smoke and not out) and (outdir.is_file() or (outdir.is_dir() and any(outdir.iterdir()))):
         raise BenchError(f"output directory '{outdir}' is not empty: name a new one with -o")
-    if cost and "," in str(outdir.resolve()):
-        raise BenchError(f"--cost: the output directory '{outdir}' has a comma, which QEMU's "
-                         "-plugin and -D options cannot take")
+    header = None
+    if cost:
+        for what, d in (("output directory", outdir), ("build directory", choice.build)):
+            if re.search(r"[,\s]", str(d.resolve())):
+                raise BenchError(f"--cost: the {what} '{d}' has a comma or a space, which "
+                                 "QEMU's -plugin and -D options cannot take")
+        try:
+            header = sfp_cost.plugin_header(env)
+        except sfp_cost.CostError as e:
+            raise BenchError(str(e)) from e
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts,
                  int(mem), smoke, refs, python, command, jobs, header, busy)

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The benchmark's cost mode: the guest instructions spent in the
 newly-idle balance, counted exactly by a QEMU TCG plugin
-(bench/sfp_cost_plugin.c), so that the figure does not depend on how
-fast or how busy the host is.
+(bench/sfp_cost_plugin.c). What one call costs in instructions does not
+depend on how fast or how busy the host is; which calls happen, and
+whether they balance, still does (under TCG guest time is host time), so
+the figures per idle entry and per request move with the host.
 
 This module holds what the host computes around the plugin:
   - the plugin's symbol file, from the kernel as built: the newly-idle
@@ -11,8 +13,9 @@ This module holds what the host computes around the plugin:
     it in the kernel's text), the entry of the balance proper
     (sched_balance_rq, load_balance before v6.10: a call that reaches it
     balanced, any other skipped) and the interrupt and exception entries
-    (the asm_* symbols of the entry text), where the plugin stops
-    counting the call and counts the interrupt apart;
+    (asm_exc_*, asm_sysvec_*, asm_common_interrupt and
+    asm_spurious_interrupt), where the plugin stops counting the call and
+    counts the interrupt apart;
   - the plugin itself, compiled against the qemu-plugin.h of Debian's
     QEMU source (QEMU_PLUGIN_H, or fetched with apt-get source);
   - the figures, from the plugin's marks (QEMU's log) and the guest's
@@ -33,6 +36,9 @@ from sfp_data import ROOT
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
 BALANCE_NAMES = ("sched_balance_rq", "load_balance")
 KERNEL_BASE = 0xffff800000000000
+# Besides asm_exc_* and asm_sysvec_*: where device and spurious
+# interrupts enter (their vector stubs jump here).
+IRQ_ENTRIES = ("asm_common_interrupt", "asm_spurious_interrupt")
 
 
 class CostError(Exception):
@@ -101,7 +107,9 @@ def call_sites(addr: int, text: bytes, target: int) -> list[int]:
 
 
 def symbols(obj: pathlib.Path) -> Symbols:
-    """The plugin's addresses for the kernel built in obj (vmlinux, System.map)."""
+    """The plugin's addresses for the kernel built in obj (vmlinux, System.map).
+    Refused when the entry function makes no direct call of the balance
+    proper (a compiler's clone of it would make every call a skip)."""
     smap, vml = obj / "System.map", obj / "vmlinux"
     for f in (smap, vml):
         if not f.is_file():
@@ -116,13 +124,18 @@ def symbols(obj: pathlib.Path) -> Symbols:
     lo, hi = syms.get("__entry_text_start"), syms.get("__entry_text_end")
     if lo is None or hi is None:
         raise CostError(f"{smap} has no __entry_text_start/__entry_text_end (not x86_64?)")
-    irqs = sorted(a for n, a in syms.items() if n.startswith("asm_") and lo <= a < hi)
+    irqs = sorted(a for n, a in syms.items() if lo <= a < hi and (
+        n.startswith(("asm_exc_", "asm_sysvec_")) or n in IRQ_ENTRIES))
     if not irqs:
-        raise CostError(f"{smap}: no asm_* interrupt entries in the entry text")
+        raise CostError(f"{smap}: no interrupt entries (asm_exc_*, asm_sysvec_*) in the "
+                        "entry text")
     addr, text = elf_text(vml)
     rets = call_sites(addr, text, syms[name])
     if not rets:
         raise CostError(f"{vml}: no direct call of {name} found in .text")
+    after = min((a for a in syms.values() if a > syms[name]), default=syms[name] + (1 << 20))
+    if not any(syms[name] < a <= after for a in call_sites(addr, text, syms[bal])):
+        raise CostError(f"{vml}: {name} makes no direct call of {bal}")
     return Symbols(name, syms[name], syms[bal], tuple(rets), tuple(irqs))
 
 
@@ -137,28 +150,29 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
         if not h.is_file() or "qemu_plugin_install" not in h.read_text(errors="replace"):
             raise CostError(f"QEMU_PLUGIN_H={h} is not QEMU's qemu-plugin.h")
         return h
-    q = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True,
-                       check=False)
-    m = re.search(r"version (\S+)", q.stdout)
-    if q.returncode or not m:
-        raise CostError("qemu-system-x86_64 not found: install the Debian package "
-                        "'qemu-system-x86' (or run 'make setup' as root)")
-    keep = sfp_env.cache_dir(env) / f"qemu-plugin-{m.group(1)}" / "qemu-plugin.h"
+    q = subprocess.run(["dpkg-query", "-W", "-f=${source:Version}", "qemu-system-x86"],
+                       capture_output=True, text=True, check=False)
+    version = q.stdout.strip()
+    if q.returncode or not version:
+        raise CostError("the Debian package 'qemu-system-x86' is not installed (or run "
+                        "'make setup' as root); for another QEMU set QEMU_PLUGIN_H to its "
+                        "qemu-plugin.h")
+    keep = sfp_env.cache_dir(env) / f"qemu-plugin-{version.replace(':', '_')}" / "qemu-plugin.h"
     if keep.is_file():
         return keep
     tmp = keep.parent.with_name(keep.parent.name + ".tmp")
     subprocess.run(["rm", "-rf", str(tmp)], check=True)
     tmp.mkdir(parents=True)
     try:
-        got = subprocess.run(["apt-get", "source", "--download-only", "qemu"], cwd=tmp,
-                             capture_output=True, text=True, check=False)
-        tars = sorted(tmp.glob("qemu_*.orig.tar.*"))
+        got = subprocess.run(["apt-get", "source", "--download-only", f"qemu={version}"],
+                             cwd=tmp, capture_output=True, text=True, check=False)
+        tars = sorted(t for t in tmp.glob("qemu_*.orig.tar.*") if not t.name.endswith(".asc"))
         if got.returncode or not tars:
             why = (got.stderr.strip().splitlines() or ["no orig tarball"])[-1]
             raise CostError("the cost plugin needs qemu-plugin.h from Debian's QEMU source, "
                             f"and 'apt-get source --download-only qemu' failed ({why}): add a "
                             "deb-src line to the apt sources and run 'apt-get update', or set "
-                            "QEMU_PLUGIN_H to the header of this QEMU's version")
+                            f"QEMU_PLUGIN_H to the header of QEMU {version}")
         x = subprocess.run(["tar", "-xf", str(tars[-1]), "--wildcards", "--strip-components=3",
                             "*/include/qemu/qemu-plugin.h"], cwd=tmp, capture_output=True,
                            text=True, check=False)
@@ -194,7 +208,7 @@ FIGURES = (
     ("insns_per_skip", "instructions per call that skipped"),
     ("insns_per_balance", "instructions per call that balanced"),
     ("balances_per_idle", "calls that balanced per idle entry"),
-    ("balances_vs_schedstat", "calls that balanced / schedstat's newly-idle lb_count"),
+    ("balances_vs_schedstat", "calls that balanced / schedstat's newly-idle attempts"),
     ("share_permille", "newly-idle share of kernel instructions (per mille)"),
     ("insns_per_request", "newly-idle instructions per request"),
     ("request_insns", "all instructions per request"),
@@ -213,7 +227,10 @@ def marks(cost_log: pathlib.Path) -> dict[int, dict[str, int]]:
     for ln in cost_log.read_text(errors="replace").splitlines():
         if ln.startswith("sfp-cost mark="):
             kv = _kv(ln)
-            out[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
+            try:  # a line cut short (QEMU killed at the timeout) is left out
+                out[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
+            except (KeyError, ValueError):
+                continue
     return out
 
 
@@ -233,10 +250,12 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
         f: dict[str, float] = {c: float(b[c] - a[c]) for c in COUNTERS}
         lb = re.search(rf"^sfp-bench {wl} lb level=all (.*)$", text, re.M)
         lbkv = _kv(lb.group(1)) if lb else {}
-        idle, lbc = float(lbkv.get("idle_entries", 0)), float(lbkv.get("lb_count", 0))
+        # attempts: the lowest level's newly-idle lb_count; a call that
+        # balances at all balances there first
+        idle, lbc = float(lbkv.get("idle_entries", 0)), float(lbkv.get("attempts", 0))
         cnt = re.search(rf"^sfp-bench {wl} count (.*)$", text, re.M)
         req = float(_kv(cnt.group(1)).get("transactions", 0)) if cnt else 0.0
-        f["idle_entries"], f["lb_count"], f["requests"] = idle, lbc, req
+        f["idle_entries"], f["attempts"], f["requests"] = idle, lbc, req
         f["insns"] = f["skip_insns"] + f["balance_insns"]
         if f["skips"]:
             f["insns_per_skip"] = f["skip_insns"] / f["skips"]
@@ -309,7 +328,7 @@ def write_report(out: pathlib.Path, command: str) -> int:
     topology and workload, baseline against patched: median, min-max and
     spread over the repetitions). 1 when a boot has no figures."""
     rows = collect(out)
-    keys = [*COUNTERS, "insns", "idle_entries", "lb_count", "requests", *(k for k, _ in FIGURES)]
+    keys = [*COUNTERS, "insns", "idle_entries", "attempts", "requests", *(k for k, _ in FIGURES)]
     tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(keys)]
     for k, t, r, wl, f in rows:
         tsv.append(f"{k}\t{t}\t{r}\t{wl}\t" + "\t".join(
@@ -330,8 +349,8 @@ def write_report(out: pathlib.Path, command: str) -> int:
          "interrupts taken meanwhile apart, in the calls that returned between two "
          "marks the guest makes around each workload. A call balanced when it entered "
          "the balance proper (sched_balance_rq, load_balance before v6.10), else it "
-         "skipped. Idle entries and lb_count are the kernel's schedstat counters over "
-         "the same workload. Each cell: median (min-max; spread = (max - min) / median) "
+         "skipped. Idle entries and attempts (the lowest domain level's newly-idle "
+         "lb_count) are schedstat's, read by the guest next to each mark. Each cell: median (min-max; spread = (max - min) / median) "
          "over the repetitions.", ""]
     topos = sorted({t for _, t, _, _, _ in rows})
     for t in topos:
@@ -346,12 +365,13 @@ def write_report(out: pathlib.Path, command: str) -> int:
         L.append("")
     irq = sum(f["irq_insns"] for *_, f in rows)
     L.append(f"Instructions of interrupts taken inside the calls, all boots: {irq:.0f}.")
-    # The plugin's window holds schedstat's (the guest reads schedstat
-    # between the marks), so fewer balances than lb_count means missed ones.
-    short = [f"{k}-{t}-r{r} {wl} ({f['balances']:.0f} < {f['lb_count']:.0f})"
-             for k, t, r, wl, f in rows if f["balances"] < f["lb_count"]]
-    L.append(f"Workload windows where the plugin saw fewer balances than schedstat's "
-             f"lb_count: {len(short)} of {len(rows)}" + (": " + "; ".join(short) if short else "."))
+    # The guest reads schedstat next to each mark: the plugin's balances
+    # and schedstat's attempts count the same calls but for those in
+    # flight at a mark on other vCPUs.
+    off = [f"{k}-{t}-r{r} {wl} ({f['balances']:.0f} against {f['attempts']:.0f})"
+           for k, t, r, wl, f in rows if f["balances"] != f["attempts"]]
+    L.append(f"Workload windows where the plugin's balanced calls differ from schedstat's "
+             f"attempts: {len(off)} of {len(rows)}" + (": " + "; ".join(off) if off else "."))
     (out / "report.md").write_text("\n".join(L) + "\n")
     expect = {(d.name) for d in (out / "raw").iterdir() if BOOT.match(d.name) and d.is_dir()} \
         if (out / "raw").is_dir() else set()

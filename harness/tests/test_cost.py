@@ -54,12 +54,14 @@ class Symbols(unittest.TestCase):
         text[0x20:0x25] = call(TEXT + 0x20, TEXT + 0x180)
         text[0x30:0x33] = b"\x48\xc7\xe8"
         text[0x40:0x45] = call(TEXT + 0x40, target)
+        text[0x110:0x115] = call(TEXT + 0x110, TEXT + 0x1c0)  # the entry calls the balance
         smap = (f"{target:x} t sched_balance_newidle\n"
                 f"{TEXT + 0x180:x} t other\n"
                 f"{TEXT + 0x1c0:x} t sched_balance_rq\n"
                 "ffffffff81400000 T __entry_text_start\n"
                 "ffffffff81400100 T asm_exc_page_fault\n"
                 "ffffffff81400200 T asm_sysvec_apic_timer_interrupt\n"
+                "ffffffff81400280 T asm_load_gs_index\n"
                 "ffffffff81400300 T __entry_text_end\n"
                 "ffffffff81500000 T asm_outside_entry_text\n")
         s = sfp_cost.symbols(self.obj(bytes(text), smap))
@@ -75,6 +77,7 @@ class Symbols(unittest.TestCase):
         target = TEXT + 0x80
         text = bytearray(b"\x90" * 0x100)
         text[0:5] = call(TEXT, target)
+        text[0x84:0x89] = call(TEXT + 0x84, TEXT + 0x90)
         smap = (f"{target:x} t newidle_balance\n{TEXT + 0x90:x} t load_balance\n"
                 "ffffffff81400000 T __entry_text_start\n"
                 "ffffffff81400010 T asm_common_interrupt\nffffffff81400300 T __entry_text_end\n")
@@ -89,11 +92,18 @@ class Symbols(unittest.TestCase):
         with self.assertRaisesRegex(sfp_cost.CostError, "has neither of sched_balance_rq"):
             sfp_cost.symbols(self.obj(b"\x90" * 16, f"{TEXT:x} t sched_balance_newidle\n" + entry))
         funcs = f"{TEXT:x} t sched_balance_newidle\n{TEXT + 8:x} t sched_balance_rq\n"
-        with self.assertRaisesRegex(sfp_cost.CostError, "no asm_"):
+        with self.assertRaisesRegex(sfp_cost.CostError, "no interrupt entries"):
             sfp_cost.symbols(self.obj(b"\x90" * 16, funcs + entry))
-        with self.assertRaisesRegex(sfp_cost.CostError, "no direct call"):
-            sfp_cost.symbols(self.obj(b"\x90" * 16, funcs + entry +
-                                      "ffffffff81400010 T asm_common_interrupt\n"))
+        irq = "ffffffff81400010 T asm_common_interrupt\n"
+        with self.assertRaisesRegex(sfp_cost.CostError, "no direct call of sched_balance_newidle"):
+            sfp_cost.symbols(self.obj(b"\x90" * 16, funcs + entry + irq))
+        # the entry is called, but calls no sched_balance_rq (a clone of it does)
+        text = bytearray(b"\x90" * 0x40)
+        text[0x20:0x25] = call(TEXT + 0x20, TEXT)
+        text[0x30:0x35] = call(TEXT + 0x30, TEXT + 8)
+        with self.assertRaisesRegex(sfp_cost.CostError, "makes no direct call of sched_balance_rq"):
+            sfp_cost.symbols(self.obj(bytes(text), funcs + f"{TEXT + 0x10:x} t other\n" + entry +
+                                      irq))
         (self.tmp / "vmlinux").write_bytes(b"not an elf file")
         with self.assertRaisesRegex(sfp_cost.CostError, "not a little-endian 64-bit ELF"):
             sfp_cost.elf_text(self.tmp / "vmlinux")
@@ -113,7 +123,7 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(rr["insns_per_balance"], (563780 - 376602) / (299 - 167))
         self.assertAlmostEqual(rr["insns_per_idle"], rr["insns"] / 222)
         self.assertAlmostEqual(rr["balances_per_idle"], (299 - 167) / 222)
-        self.assertAlmostEqual(rr["balances_vs_schedstat"], (299 - 167) / 127)
+        self.assertAlmostEqual(rr["balances_vs_schedstat"], (299 - 167) / 127)  # attempts
         self.assertAlmostEqual(rr["share_permille"],
                                1000 * rr["insns"] / (1207712787 - 1189533892))
         self.assertAlmostEqual(rr["request_insns"],

@@ -40,7 +40,7 @@
 #   sfp.offsets=tg_load_avg:N,rq_rd:N[,rd_overloaded:N]...: field offsets
 #                of this kernel (scripts/kernel-offsets.sh), for sfp_writes
 #                and the refresh phase
-#   sfp.cost=1 (0): the cost mode (sfp bench-cost): the count phases
+#   sfp.cost=1 (0): the cost mode (sfp bench --cost): the count phases
 #                only, each workload between two marks (sfp_mark) at which
 #                the host's QEMU plugin logs its instruction counts
 set -u
@@ -252,22 +252,24 @@ lbsplit() {
 	}' "$2" "$3"
 }
 
-# count WORKLOAD COMMAND...: the workload alone. In the cost mode the
-# schedstat reads are inside the two marks, so the plugin's window holds
-# every balance that schedstat counts.
+# count WORKLOAD COMMAND...: the workload alone. In the cost mode sfp_mark
+# copies /proc/schedstat right after the first mark and right before the
+# second, so that schedstat and the plugin count over the same window.
 count() {
 	wl=$1
 	shift
 	if [ "$COST" = 1 ]; then
-		sfp_mark "$MARK" || problem "cannot run sfp_mark"
+		sfp_mark begin "$MARK" /tmp/schedstat.before || problem "sfp_mark failed"
+	else
+		cat /proc/schedstat >/tmp/schedstat.before
 	fi
-	cat /proc/schedstat >/tmp/schedstat.before
 	if "$@" >/tmp/out 2>/tmp/err; then
-		cat /proc/schedstat >/tmp/schedstat.after
 		if [ "$COST" = 1 ]; then
-			sfp_mark $((MARK + 1)) || problem "cannot run sfp_mark"
+			sfp_mark end $((MARK + 1)) /tmp/schedstat.after || problem "sfp_mark failed"
 			echo "sfp-bench $wl cost marks=$MARK,$((MARK + 1))"
 			MARK=$((MARK + 2))
+		else
+			cat /proc/schedstat >/tmp/schedstat.after
 		fi
 		lbsplit "$wl" /tmp/schedstat.before /tmp/schedstat.after
 		sed "s/^/sfp-bench $wl count /" /tmp/out
