@@ -116,18 +116,19 @@ class Figures(unittest.TestCase):
         rr = f["rr"]
         # marks 0 and 1 of the plugin's log; idle entries and lb_count of
         # the lb line, transactions of the count line
-        self.assertEqual((rr["skips"], rr["skip_insns"]), (379 - 277, 103347 - 94977))
-        self.assertEqual((rr["balances"], rr["balance_insns"]), (299 - 167, 563780 - 376602))
-        self.assertEqual(rr["insns"], (103347 - 94977) + (563780 - 376602))
-        self.assertAlmostEqual(rr["insns_per_skip"], (103347 - 94977) / (379 - 277))
-        self.assertAlmostEqual(rr["insns_per_balance"], (563780 - 376602) / (299 - 167))
-        self.assertAlmostEqual(rr["insns_per_idle"], rr["insns"] / 222)
-        self.assertAlmostEqual(rr["balances_per_idle"], (299 - 167) / 222)
-        self.assertAlmostEqual(rr["balances_vs_schedstat"], (299 - 167) / 127)  # attempts
+        self.assertEqual((rr["skips"], rr["skip_insns"]), (280 - 195, 109367 - 102256))
+        self.assertEqual((rr["balances"], rr["balance_insns"]), (370 - 253, 746708 - 553654))
+        self.assertEqual(rr["insns"], (109367 - 102256) + (746708 - 553654))
+        self.assertAlmostEqual(rr["insns_per_skip"], (109367 - 102256) / (280 - 195))
+        self.assertAlmostEqual(rr["insns_per_balance"], (746708 - 553654) / (370 - 253))
+        self.assertAlmostEqual(rr["insns_per_idle"], rr["insns"] / 201)
+        self.assertAlmostEqual(rr["balances_per_idle"], (370 - 253) / 201)
+        # schedstat's attempts, read next to the marks: the same calls
+        self.assertEqual(rr["balances_vs_schedstat"], 1.0)
         self.assertAlmostEqual(rr["share_permille"],
-                               1000 * rr["insns"] / (1207712787 - 1189533892))
+                               1000 * rr["insns"] / (1235581179 - 1221786699))
         self.assertAlmostEqual(rr["request_insns"],
-                               ((1207712787 - 1189533892) + (3209553533 - 309295814)) / 58)
+                               ((1235581179 - 1221786699) + (2888307877 - 288096534)) / 52)
         self.assertNotIn("insns_per_request", f["pool"])  # no requests in the pool
         # patched's cgpool balanced in no call: no figure per balance
         self.assertNotIn("insns_per_balance",
@@ -147,10 +148,11 @@ class Figures(unittest.TestCase):
         shutil.copytree(FIXTURE, tmp / "run")
         self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 0)
         report = (tmp / "run" / "report.md").read_text()
-        self.assertIn("| rr | instructions per call that skipped | 82 (82-82; 0.0%) "
-                      "| 85 (85-85; 0.0%) |", report)
-        self.assertIn("| cgpool | instructions per call that balanced | 2785 (2785-2785; 0.0%) "
+        self.assertIn("| rr | instructions per call that skipped | 84 (84-84; 0.0%) "
+                      "| 83 (83-83; 0.0%) |", report)
+        self.assertIn("| cgpool | instructions per call that balanced | 2156 (2156-2156; 0.0%) "
                       "| - |", report)
+        self.assertIn("differ from schedstat's attempts: 0 of 8.", report)
         rows = (tmp / "run" / "cost.tsv").read_text().splitlines()
         self.assertEqual(len(rows), 1 + 2 * 4)
         # a boot without its plugin log has no figures: status 1
