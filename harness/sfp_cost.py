@@ -329,10 +329,13 @@ def write_report(out: pathlib.Path, command: str) -> int:
     spread over the repetitions). 1 when a boot has no figures."""
     rows = collect(out)
     keys = [*COUNTERS, "insns", "idle_entries", "attempts", "requests", *(k for k, _ in FIGURES)]
-    tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(keys)]
+    # the plugin's kernel and user counts, named apart from the kernel column
+    head = [{"kernel": "kernel_insns", "user": "user_insns"}.get(c, c) for c in keys]
+    tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(head)]
     for k, t, r, wl, f in rows:
         tsv.append(f"{k}\t{t}\t{r}\t{wl}\t" + "\t".join(
-            f"{f[c]:.6g}" if c in f else "" for c in keys))
+            "" if c not in f else f"{f[c]:.0f}" if f[c] == int(f[c]) else f"{f[c]:.6g}"
+            for c in keys))
     (out / "cost.tsv").write_text("\n".join(tsv) + "\n")
     boots = sorted({(k, t, r) for k, t, r, _, _ in rows})
     meta = {}

@@ -155,6 +155,11 @@ class Figures(unittest.TestCase):
         self.assertIn("differ from schedstat's attempts: 0 of 8.", report)
         rows = (tmp / "run" / "cost.tsv").read_text().splitlines()
         self.assertEqual(len(rows), 1 + 2 * 4)
+        head = rows[0].split("\t")
+        self.assertEqual(len(head), len(set(head)))  # one column per name
+        rr = dict(zip(head, next(r for r in rows if r.startswith("baseline\tsmp2\t1\trr\t"))
+                      .split("\t")))
+        self.assertEqual((rr["kernel"], rr["kernel_insns"]), ("baseline", str(1235581179 - 1221786699)))
         # a boot without its plugin log has no figures: status 1
         (tmp / "run" / "raw" / "patched-smp2-r1.cost").unlink()
         self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 1)
