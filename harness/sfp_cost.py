@@ -31,6 +31,7 @@ import struct
 import subprocess
 
 import sfp_env
+from sfp_benchlines import Spread
 from sfp_data import ROOT
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
@@ -285,12 +286,6 @@ def progress(log: pathlib.Path) -> str:
 
 # --- the report ------------------------------------------------------------------
 
-def _median(v: list[float]) -> float:
-    s = sorted(v)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-
 def _num(v: float) -> str:
     if abs(v) >= 10:
         return f"{v:.0f}"
@@ -301,11 +296,11 @@ def _num(v: float) -> str:
 
 def _cell(v: list[float]) -> str:
     """median (min-max; spread), the spread being (max - min) / median."""
-    if not v:
+    sp = Spread.of(v)
+    if sp is None:
         return "-"
-    med = _median(v)
-    spread = f"{100 * (max(v) - min(v)) / med:.1f}%" if med else "-"
-    return f"{_num(med)} ({_num(min(v))}-{_num(max(v))}; {spread})"
+    spread = f"{100 * (sp.high - sp.low) / sp.median:.1f}%" if sp.median else "-"
+    return f"{_num(sp.median)} ({_num(sp.low)}-{_num(sp.high)}; {spread})"
 
 
 BOOT = re.compile(r"^(baseline|patched)-(.+)-r(\d+)$")
@@ -376,10 +371,10 @@ def write_report(out: pathlib.Path, command: str) -> int:
     L.append(f"Workload windows where the plugin's balanced calls differ from schedstat's "
              f"attempts: {len(off)} of {len(rows)}" + (": " + "; ".join(off) if off else "."))
     (out / "report.md").write_text("\n".join(L) + "\n")
-    expect = {(d.name) for d in (out / "raw").iterdir() if BOOT.match(d.name) and d.is_dir()} \
-        if (out / "raw").is_dir() else set()
-    missing = sorted(n for n in expect if not any(
-        f"{k}-{t}-r{r}" == n for k, t, r in boots))
+    raw = out / "raw"
+    dirs = {d.name for d in raw.iterdir() if BOOT.match(d.name) and d.is_dir()} \
+        if raw.is_dir() else set()
+    missing = sorted(dirs - {f"{k}-{t}-r{r}" for k, t, r in boots})
     for n in missing:
         print(f"sfp: {n}: no cost figures (no marks in its .cost log?)")
     return 1 if missing or not rows else 0
