@@ -7,20 +7,24 @@ the repository: the mutants of a line (tests/mutants/LINE/*.patch), those
 its committed mutation table shows caught in every boot, the KUnit cases
 a line builds (kunit/fair_kunit.c with the line's header: its #if
 SFT_... choices) in all and per suite, and the kselftest cases
-(TEST_F) per program. A quoted sentence that is not in its file, or
+(TEST_F) per program, and per run of the cost mode committed under
+docs/bench/cost/ its workload windows and those where the plugin's
+balanced calls equal schedstat's attempts (its cost.tsv). A quoted sentence that is not in its file, or
 whose number differs from the count, is reported; so is any "N mutants"
 or "N KUnit cases" in the watched files that no record quotes, so a new
 count cannot be written without a check.
 """
 from __future__ import annotations
 
+import csv
 import re
 
 from sfp_data import Data
 
 # Phrases that carry a count; in the watched files each must be quoted by
-# a [[prose]] record.
-COUNT_PHRASE = re.compile(r"\b(\d+) (?:(?:KUnit|model|kselftest) )?(?:mutants|cases)\b")
+# a [[prose]] record. Not a version's last number ("6.19 mutants").
+COUNT_PHRASE = re.compile(r"(?<![\d.])(\d+) (?:(?:KUnit|model|kselftest) )?(?:mutants|cases)\b"
+                          r"|(?<![\d.])(\d+) of (\d+) (?:workload )?windows\b")
 
 
 def _norm(text: str) -> str:
@@ -78,6 +82,18 @@ def caught_in_table(data: Data, line: str) -> int:
     return n
 
 
+def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
+    """Per run directory of docs/bench/cost/: its workload windows (the
+    rows of cost.tsv) and those whose balanced calls equal schedstat's
+    attempts."""
+    out = {}
+    for tsv in sorted((data.root / "docs" / "bench" / "cost").glob("*/cost.tsv")):
+        with tsv.open(newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        out[tsv.parent.name] = (len(rows), sum(r["balances"] == r["attempts"] for r in rows))
+    return out
+
+
 def counters(data: Data) -> dict[str, int]:
     c: dict[str, int] = {}
     for line in data.line_names():
@@ -89,11 +105,14 @@ def counters(data: Data) -> dict[str, int]:
             c[f"kunit_suite:{suite}:{line}"] = n
     for prog, n in kselftest_cases(data).items():
         c[f"kselftest_cases:{prog}"] = n
+    for run, (n, equal) in cost_windows(data).items():
+        c[f"cost_windows:{run}"] = n
+        c[f"cost_windows_equal:{run}"] = equal
     return c
 
 
 def _pattern(says: str) -> tuple[re.Pattern, list[str]]:
-    parts = re.split(r"\{([a-z_]+(?::[\w.]+)*)\}", _norm(says))
+    parts = re.split(r"\{([a-z_]+(?::[\w.-]+)*)\}", _norm(says))
     names = parts[1::2]
     rx = "".join(re.escape(p) if i % 2 == 0 else r"(\d+)" for i, p in enumerate(parts))
     return re.compile(rx.replace(r"\ ", " ")), names

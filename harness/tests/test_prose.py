@@ -29,6 +29,17 @@ class Counters(unittest.TestCase):
                          sum(v for k, v in self.c.items()
                              if k.startswith("kunit_suite:") and k.endswith(":6.12")))
 
+    def test_cost_windows_are_the_rows(self):
+        # Each committed cost run: one row per workload window, and the
+        # equal ones at most all of them.
+        runs = sfp_prose.cost_windows(self.d)
+        self.assertIn("quiet", runs)
+        for run, (n, equal) in runs.items():
+            tsv = self.d.root / "docs/bench/cost" / run / "cost.tsv"
+            self.assertEqual(n, len(tsv.read_text().splitlines()) - 1)
+            self.assertLessEqual(equal, n)
+            self.assertEqual(self.c[f"cost_windows_equal:{run}"], equal)
+
     def test_committed_docs_agree(self):
         problems, checked = sfp_prose.check(self.d)
         self.assertEqual(problems, [])
@@ -60,6 +71,21 @@ class Check(unittest.TestCase):
     def test_unchecked_count_reported(self):
         problems, _ = sfp_prose.check(self.d, [], ["docs/tests.md"])
         self.assertTrue(any("no [[prose]] record" in p for p in problems))
+
+    def test_count_phrases(self):
+        found = [m.group(0) for m in sfp_prose.COUNT_PHRASE.finditer(
+            "built 6.19 mutants and 7 mutants; 3 KUnit cases; 44 of 48 windows; "
+            "90 of 96 workload windows; version 6.1 cases")]
+        self.assertEqual(found, ["7 mutants", "3 KUnit cases", "44 of 48 windows",
+                                 "90 of 96 workload windows"])
+
+    def test_wrong_cost_window_count_reported(self):
+        claims = [{"file": "docs/bench/cost/README.md",
+                   "says": "equal schedstat's attempts in {cost_windows:6.1-smp4} of its "
+                           "{cost_windows:6.1-smp4} windows"}]
+        problems, _ = sfp_prose.check(self.d, claims, [])
+        self.assertEqual(len(problems), 1)
+        self.assertIn("for {cost_windows:6.1-smp4}", problems[0])
 
 
 if __name__ == "__main__":
