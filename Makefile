@@ -3,6 +3,9 @@
 # or scripts/; the project's facts are in sfp.toml.
 BUILD ?= $(CURDIR)/build
 export BUILD
+# BOOT_JOBS=J: make mutate, bench, stress and matrix boot J guests at once
+# (with BOOT_BACKEND=lava-server, J jobs on the LAVA server).
+BOOT_JOBS_OPT = $(if $(BOOT_JOBS),-j $(BOOT_JOBS))
 
 .PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree help
 
@@ -50,6 +53,9 @@ help:
 	@echo "                against series-base, arm64 ($(BUILD)/LINE/robot/table.md)"
 	@echo "make submission the line's series as format-patch --cover-letter, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
+	@echo "BOOT_JOBS=J     make mutate, bench, stress and matrix boot J guests at once, or"
+	@echo "                with BOOT_BACKEND=lava-server submit their boots as a job set,"
+	@echo "                J at once (./sfp lab up starts a local LAVA server)"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
 	@echo "                work tree and its edits and the benchmark's reports; and"
 	@echo "                make check's and make matrix's files"
@@ -90,7 +96,7 @@ kunit: prepare
 MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1
 mutate: prepare
-	./sfp mutate -k $(MUTATE_BOOTS) -d $(MUTATE_DEBUG_BOOTS)
+	./sfp mutate -k $(MUTATE_BOOTS) -d $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT)
 
 selftest-ab: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) patched baseline
@@ -114,14 +120,14 @@ RUNS ?= 1
 STRESS_KERNELS ?= patched
 STRESS_KIND ?= debug
 stress: prepare
-	./sfp stress $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(STRESS_KERNELS)
+	./sfp stress $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(BOOT_JOBS_OPT) $(STRESS_KERNELS)
 
 TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
 DURATION ?= 3
 REPS ?= 3
 NEWIDLE ?= measure
 bench: prepare
-	./sfp bench -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE)
+	./sfp bench -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) $(BOOT_JOBS_OPT)
 
 bench-lines:
 	./sfp bench-lines $(BENCH_RUNS)
@@ -135,7 +141,7 @@ bench-cost: prepare
 
 MATRIX_OPTS ?=
 matrix: setup
-	./sfp matrix $(MATRIX_OPTS) -o docs/matrix.md
+	./sfp matrix $(MATRIX_OPTS) $(BOOT_JOBS_OPT) -o docs/matrix.md
 
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
