@@ -122,6 +122,10 @@ REFRESH = {
     "newidle": "blocked-load refreshes started by the newly-idle exit's kick",
     "other": "... started otherwise (the tick's stats kick)",
     "max_gap_ms": "longest time between two refreshes, ms",
+    # Whether a refresh could happen at all: the idle balance refreshes
+    # only CPUs whose tick is stopped (/proc/timer_list).
+    "nohz_cpus": "CPUs whose tick can stop when idle",
+    "tick_stops": "idle entries with the tick stopped",
 }
 for _wl in ("rr", "mix", "sparse"):
     for _k, _what in REFRESH.items():
@@ -546,8 +550,12 @@ def check(data, stats, topos):
         if bl is not None and pt is not None and len(seen) < len(KERNELS):
             # A watch that saw no refresh at all, by either path, is an
             # instrument that did not work, not a kernel that never refreshes.
+            ticks = "; ".join(f"{k}: nohz on {fmt(med(k, 'sparse.refresh.nohz_cpus'))} CPUs, "
+                              f"{fmt(med(k, 'sparse.refresh.tick_stops'))} idle entries with the tick stopped"
+                              for k in KERNELS if k not in seen)
             not_made.append(f"{topo}: precondition: the refresh watch saw no write under the sparse load on "
-                            f"{', '.join(k for k in KERNELS if k not in seen)}: the refresh check was not made")
+                            f"{', '.join(k for k in KERNELS if k not in seen)} ({ticks}): "
+                            "the refresh check was not made")
         elif bl is not None and pt is not None:
             if bl < REFRESH_MIN:
                 not_made.append(f"{topo}: precondition: baseline's newly-idle exit started {bl} blocked-load "

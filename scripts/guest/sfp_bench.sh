@@ -376,6 +376,18 @@ classify() {
 	done
 }
 
+# tickstate: "NOHZ_CPUS TICK_STOPS" from /proc/timer_list: the CPUs whose
+# tick may stop when idle (.nohz, .nohz_mode before v6.10), and the idle
+# entries since boot that stopped it (.idle_sleeps, all CPUs). Only a CPU
+# with its tick stopped is one the idle balance refreshes, so with no stop
+# during a workload no refresh can happen. "- -" if the file cannot be read.
+tickstate() {
+	awk '($1 == ".nohz" || $1 == ".nohz_mode") && $3 != 0 { n++ }
+		$1 == ".idle_sleeps" { s += $3; seen = 1 }
+		END { if (seen) printf "%d %d\n", n, s; else print "- -" }' /proc/timer_list 2>/dev/null ||
+		echo "- -"
+}
+
 # refresh WORKLOAD COMMAND...: the workload under perf record with a write
 # watchpoint on nohz.next_blocked on every CPU. _nohz_idle_balance()
 # writes it when a stats pass refreshed the blocked load of the idle
@@ -383,8 +395,8 @@ classify() {
 # nohz_run_idle_balance() before the CPU idles) and the tick's stats kick
 # (nohz_balancer_kick(), run in the softirq) both end there. One line per
 # workload: the count by path, and the longest time between two
-# refreshes (how stale the blocked load got). The watch spans the
-# workload alone.
+# refreshes (how stale the blocked load got), and tickstate's CPUs and
+# the tick stops during the workload. The watch spans the workload alone.
 refresh() {
 	wl=$1
 	shift
@@ -402,12 +414,14 @@ refresh() {
 	nb=$(printf '0x%x' $((0x$base + NBOFF)))
 	# perf starts the workload once the watchpoints are armed.
 	rm -f /tmp/refresh
+	tick0=$(tickstate)
 	if ! perf record -q --no-buildid --no-buildid-cache -g -a -o /tmp/refresh \
 		-e "mem:$nb/8:w" -- "$@" >/tmp/out 2>/tmp/err; then
 		sed "s/^/sfp-bench $wl refresh stderr: /" /tmp/err
 		problem "$wl failed under the refresh watch"
 		return
 	fi
+	tick1=$(tickstate)
 	if ! perf script -i /tmp/refresh -F cpu,time,comm,event,ip,sym >/tmp/refresh.txt 2>/tmp/err; then
 		sed "s/^/sfp-bench $wl refresh stderr: /" /tmp/err
 		problem "$wl: perf script could not read the refresh watch"
@@ -416,7 +430,7 @@ refresh() {
 	# The innermost caller that tells the path: the idle loop (the kick
 	# runs from do_idle(); nohz_run_idle_balance() tail-calls
 	# _nohz_idle_balance(), so its own frame may be gone) or the softirq.
-	watch_events "$wl" refresh </tmp/refresh.txt | awk -v wl="$wl" '
+	watch_events "$wl" refresh </tmp/refresh.txt | awk -v wl="$wl" -v t0="$tick0" -v t1="$tick1" '
 		{
 			t = $6; sub(/^t=/, "", t)
 			ch = $NF; sub(/^chain=/, "", ch)
@@ -430,7 +444,12 @@ refresh() {
 			if (NR > 1 && t - last > gap) gap = t - last
 			last = t
 		}
-		END { printf "sfp-bench %s refresh newidle=%d other=%d max_gap_ms=%.3f\n", wl, newidle, other, 1000 * gap }'
+		END {
+			split(t0, a, " "); split(t1, b, " ")
+			stops = (a[2] == "-" || b[2] == "-") ? "-" : b[2] - a[2]
+			printf "sfp-bench %s refresh newidle=%d other=%d max_gap_ms=%.3f nohz_cpus=%s tick_stops=%s\n",
+				wl, newidle, other, 1000 * gap, b[1], stops
+		}'
 	rm -f /tmp/refresh /tmp/refresh.txt
 }
 
