@@ -9,10 +9,11 @@ a line builds (kunit/fair_kunit.c with the line's header: its #if
 SFT_... choices) in all and per suite, and the kselftest cases
 (TEST_F) per program, and per run of the cost mode committed under
 docs/bench/cost/ its workload windows and those where the plugin's
-balanced calls equal schedstat's attempts (its cost.tsv). A quoted sentence that is not in its file, or
-whose number differs from the count, is reported; so is any "N mutants"
-or "N KUnit cases" in the watched files that no record quotes, so a new
-count cannot be written without a check.
+balanced calls equal schedstat's attempts (its cost.tsv). A quoted
+sentence that is not in its file, or whose number differs from the
+count, is reported; so is any "N mutants", "N KUnit cases" or "N of M
+windows" in the watched files that no record quotes, so a new count
+cannot be written without a check.
 """
 from __future__ import annotations
 
