@@ -22,7 +22,12 @@
  *
  * The guest marks the edges of a measurement by executing
  * "nopl 0x5346NNNN(%rax)" (bench/sfp_mark.c): at each mark the plugin
- * logs the sums over all vCPUs with the mark's number NNNN.
+ * logs the sums over all vCPUs with the mark's number NNNN, then, per
+ * kind of call, how many calls so far cost each number of instructions
+ * (a histogram, exact below HIST_MAX; dearer calls are counted at
+ * HIST_MAX): the host takes a window's median call from the difference
+ * of two marks' histograms. Each histogram line ends with " end", so
+ * that a line cut short is seen.
  *
  * Arguments: syms=FILE, lines "entry ADDR", "balance ADDR", "ret ADDR"
  * and "irq ADDR" (hex), made on the host from the kernel's vmlinux and
@@ -42,6 +47,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_ADDRS	1024
 #define MAX_VCPUS	64
 #define MARK_MAGIC	0x5346u
+#define HIST_MAX	65535	/* the histograms' last bucket: this many or more */
 
 #define BIT(n)		(1u << (n))
 
@@ -67,8 +73,13 @@ static const char * const names[NR_COUNTERS] = {
 	"user",			/* all user instructions */
 };
 
+/* The histograms' kinds of call, in the log's words. */
+enum { H_SKIP, H_BALANCE, NR_HISTS };
+static const char * const hist_names[NR_HISTS] = { "skip", "balance" };
+
 struct vcpu {
 	unsigned long long c[NR_COUNTERS];
+	unsigned long long *hist[NR_HISTS];	/* [HIST_MAX + 1]: calls per instruction count */
 	unsigned long long cur;		/* the current call's instructions */
 	int in;				/* in a call */
 	int balanced;			/* the current call entered sched_balance_rq() */
@@ -91,6 +102,38 @@ static bool listed(const unsigned long long *v, int n, unsigned long long a)
 	return false;
 }
 
+/* One line: " COST:CALLS" for every instruction count some call had. */
+static void log_hist(int k, long mark)
+{
+	unsigned long long sum;
+	size_t cap = 4096, n;
+	char *buf = malloc(cap), *p;
+	int i, c;
+
+	if (!buf)
+		return;
+	n = snprintf(buf, cap, "sfp-cost hist=%ld kind=%s", mark, hist_names[k]);
+	for (c = 0; c <= HIST_MAX; c++) {
+		for (sum = 0, i = 0; i < nr_vcpus; i++)
+			sum += __atomic_load_n(&vcpus[i].hist[k][c], __ATOMIC_RELAXED);
+		if (!sum)
+			continue;
+		if (cap - n < 64) {
+			p = realloc(buf, cap * 2);
+			if (!p) {
+				free(buf);
+				return;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		n += snprintf(buf + n, cap - n, " %d:%llu", c, sum);
+	}
+	snprintf(buf + n, cap - n, " end\n");
+	qemu_plugin_outs(buf);
+	free(buf);
+}
+
 static void log_sums(const char *what, long mark, unsigned int vcpu)
 {
 	unsigned long long sum;
@@ -105,6 +148,8 @@ static void log_sums(const char *what, long mark, unsigned int vcpu)
 	}
 	snprintf(buf + n, sizeof(buf) - n, "\n");
 	qemu_plugin_outs(buf);
+	for (k = 0; k < NR_HISTS && !strcmp(what, "mark"); k++)
+		log_hist(k, mark);
 }
 
 /* Only vCPU i's thread writes its counters; a mark on another vCPU reads them. */
@@ -116,6 +161,7 @@ static void add(struct vcpu *v, int k, unsigned long long n)
 static void block_exec(unsigned int i, void *udata)
 {
 	unsigned int b = (unsigned int)(uintptr_t)udata, n = b & B_INSNS;
+	unsigned long long *c;
 	struct vcpu *v;
 
 	if (i >= MAX_VCPUS)
@@ -132,6 +178,9 @@ static void block_exec(unsigned int i, void *udata)
 		v->in = 0;
 		add(v, v->balanced ? BALANCES : SKIPS, 1);
 		add(v, v->balanced ? BALANCE_INSNS : SKIP_INSNS, v->cur);
+		c = v->hist[v->balanced ? H_BALANCE : H_SKIP];
+		c += v->cur < HIST_MAX ? v->cur : HIST_MAX;
+		__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 	}
 	if (!v->in)
 		return;
@@ -270,6 +319,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	if (!syms || read_syms(syms))
 		return -1;
+	for (i = 0; i < nr_vcpus; i++) {
+		int k;
+
+		for (k = 0; k < NR_HISTS; k++) {
+			vcpus[i].hist[k] = calloc(HIST_MAX + 1, sizeof(unsigned long long));
+			if (!vcpus[i].hist[k]) {
+				fprintf(stderr, "sfp_cost_plugin: out of memory\n");
+				return -1;
+			}
+		}
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, block_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

@@ -208,6 +208,8 @@ FIGURES = (
     ("insns_per_idle", "newly-idle instructions per idle entry"),
     ("insns_per_skip", "instructions per call that skipped"),
     ("insns_per_balance", "instructions per call that balanced"),
+    ("median_skip", "median instructions of a call that skipped"),
+    ("median_balance", "median instructions of a call that balanced"),
     ("balances_per_idle", "calls that balanced per idle entry"),
     ("balances_vs_schedstat", "calls that balanced / schedstat's newly-idle attempts"),
     ("share_permille", "newly-idle share of kernel instructions (per mille)"),
@@ -235,11 +237,56 @@ def marks(cost_log: pathlib.Path) -> dict[int, dict[str, int]]:
     return out
 
 
+HIST_KINDS = ("skip", "balance")
+
+
+def hists(cost_log: pathlib.Path) -> dict[tuple[int, str], dict[int, int]]:
+    """(mark number, kind of call) -> the plugin's histogram there: how many
+    calls so far cost each number of instructions (sums over the vCPUs).
+    A line cut short (no closing "end") is left out; of two lines of one
+    mark and kind the first is kept (a mark runs once; an earlier version
+    of the plugin also logged its exit's histogram as mark 0)."""
+    out: dict[tuple[int, str], dict[int, int]] = {}
+    if not cost_log.is_file():
+        return out
+    for ln in cost_log.read_text(errors="replace").splitlines():
+        if not ln.startswith("sfp-cost hist=") or not ln.endswith(" end"):
+            continue
+        words = ln.split()[1:-1]
+        kv = _kv(" ".join(words[:2]))
+        try:
+            h = {int(c): int(n) for c, n in (w.split(":", 1) for w in words[2:])}
+            out.setdefault((int(kv["hist"]), kv["kind"]), h)
+        except (KeyError, ValueError):
+            continue
+    return out
+
+
+def window_median(a: dict[int, int], b: dict[int, int]) -> float | None:
+    """The median instruction count of the calls counted in histogram b
+    but not yet in a (an earlier mark's); None when there are none. With
+    an even number of calls, the mean of the two middle ones."""
+    diff = sorted((c, b[c] - a.get(c, 0)) for c in b if b[c] > a.get(c, 0))
+    n = sum(k for _, k in diff)
+    if not n:
+        return None
+    want = [(n - 1) // 2, n // 2]  # the ranks of the middle call(s), from 0
+    got: list[int] = []
+    seen = 0
+    for c, k in diff:
+        while want and want[0] < seen + k:
+            got.append(c)
+            want.pop(0)
+        seen += k
+    return sum(got) / len(got)
+
+
 def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
     """Workload -> counters and figures of one boot: its guest log (log/
     guest.log) and the plugin's (log.cost). A workload without both marks
     is left out."""
     m = marks(pathlib.Path(f"{log}.cost"))
+    h = hists(pathlib.Path(f"{log}.cost"))
     guest = log / "guest.log"
     text = guest.read_text(errors="replace") if guest.is_file() else ""
     out: dict[str, dict[str, float]] = {}
@@ -258,6 +305,11 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
         req = float(_kv(cnt.group(1)).get("transactions", 0)) if cnt else 0.0
         f["idle_entries"], f["attempts"], f["requests"] = idle, lbc, req
         f["insns"] = f["skip_insns"] + f["balance_insns"]
+        for kind in HIST_KINDS:
+            ha, hb = h.get((int(pair.group(1)), kind)), h.get((int(pair.group(2)), kind))
+            med = window_median(ha, hb) if ha is not None and hb is not None else None
+            if med is not None:
+                f[f"median_{kind}"] = med
         if f["skips"]:
             f["insns_per_skip"] = f["skip_insns"] / f["skips"]
         if f["balances"]:
@@ -378,3 +430,53 @@ def write_report(out: pathlib.Path, command: str) -> int:
     for n in missing:
         print(f"sfp: {n}: no cost figures (no marks in its .cost log?)")
     return 1 if missing or not rows else 0
+
+
+# --- across runs -----------------------------------------------------------------
+
+# (key, what): the figures sfp bench-lines --insns puts side by side.
+ACROSS = (("insns_per_idle", "newly-idle instructions per idle entry"),
+          ("balances_per_idle", "calls that balanced per idle entry"),
+          ("median_skip", "median call that skipped, instructions"),
+          ("median_balance", "median call that balanced, instructions"))
+
+
+def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix")) -> str:
+    """One table across cost-mode runs (their cost.tsv and meta.tsv): per
+    run, topology and workload, baseline's and patched's figures of ACROSS,
+    each median (min-max; spread) over the repetitions."""
+    L = ["| run | kernel | newly-idle features | busy loops | topology | workload | figure | "
+         "baseline | patched |", "|---|---|---|---|---|---|---|---|---|"]
+    for run in runs:
+        tsv, mt = run / "cost.tsv", run / "meta.tsv"
+        if not tsv.is_file() or not mt.is_file():
+            raise CostError(f"{run}: no cost.tsv and meta.tsv (an sfp bench --cost output "
+                            "directory whose report was made)")
+        meta = _meta(run)
+        lines = tsv.read_text().splitlines()
+        head = lines[0].split("\t")
+        rows = [dict(zip(head, ln.split("\t"))) for ln in lines[1:] if ln]
+        for t in sorted({r["topology"] for r in rows}):
+            for wl in workloads:
+                for key, what in ACROSS:
+                    v = {k: [float(r[key]) for r in rows if (r["kernel"], r["topology"],
+                                                             r["workload"]) == (k, t, wl)
+                             and r.get(key)] for k in ("baseline", "patched")}
+                    if not v["baseline"] and not v["patched"]:
+                        continue
+                    L.append(f"| {run.name} | {meta.get('version', '?')} | "
+                             f"{meta.get('newidle_features', '?')} | {meta.get('busy_loops', '0')} | "
+                             f"{t} | {wl} | {what} | {_cell(v['baseline'])} | "
+                             f"{_cell(v['patched'])} |")
+    L += ["", "Each cell: median (min-max; spread = (max - min) / median) over the "
+          "repetitions. A median call is the middle call of the workload's window "
+          "(the plugin's histogram of calls by instructions); the figures per idle "
+          "entry are sums over the window.", "",
+          "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
+    return "\n".join(L) + "\n"
+
+
+def _meta(run: pathlib.Path) -> dict[str, str]:
+    mt = run / "meta.tsv"
+    return dict(ln.split("\t", 1) for ln in mt.read_text().splitlines() if "\t" in ln) \
+        if mt.is_file() else {}

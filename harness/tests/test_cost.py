@@ -164,6 +164,31 @@ class Figures(unittest.TestCase):
         (tmp / "run" / "raw" / "patched-smp2-r1.cost").unlink()
         self.assertEqual(sfp_cost.write_report(tmp / "run", "./sfp bench --cost"), 1)
 
+    def test_window_median(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copytree(FIXTURE / "raw" / "baseline-smp2-r1", tmp / "b")
+        cost = (FIXTURE / "raw" / "baseline-smp2-r1.cost").read_text()
+        # rr's window is marks 0 and 1: skips 5 calls of 80, 1 of 82 before
+        # it, then 3 of 80 and 2 of 90 in it; balances 1 of 1200 before it,
+        # then 1200, 1500, 1800 and 5000 in it; the cut-short line of mark 1
+        # is left out, not read as a histogram
+        (tmp / "b.cost").write_text(
+            cost + "sfp-cost hist=0 kind=skip 80:5 82:1 end\n"
+            "sfp-cost hist=0 kind=balance 1200:1 end\n"
+            "sfp-cost hist=1 kind=skip 80:8 82:1 90:2 end\n"
+            "sfp-cost hist=1 kind=balance 1200:2 1500:1 1800:1 5000:1 end\n"
+            "sfp-cost hist=1 kind=balance 1200:2 1500:1\n"
+            "sfp-cost hist=0 kind=skip 80:99 end\n")  # a mark runs once: the first line wins
+        h = sfp_cost.hists(tmp / "b.cost")
+        self.assertEqual(h[(1, "balance")], {1200: 2, 1500: 1, 1800: 1, 5000: 1})
+        f = sfp_cost.figures(tmp / "b")
+        self.assertEqual(f["rr"]["median_skip"], 80.0)        # 80 80 80 90 90
+        self.assertEqual(f["rr"]["median_balance"], 1650.0)  # 1200 1500 | 1800 5000
+        self.assertNotIn("median_skip", f["mix"])  # no histograms at its marks
+        self.assertEqual(sfp_cost.window_median({7: 2}, {7: 2}), None)
+        self.assertEqual(sfp_cost.window_median({}, {3: 1, 4: 1, 9: 1}), 4.0)
+
     def test_cell(self):
         self.assertEqual(sfp_cost._cell([100.0, 110.0, 90.0]), "100 (90-110; 20.0%)")
         self.assertEqual(sfp_cost._cell([2.5, 2.0]), "2.25 (2.00-2.50; 22.2%)")
