@@ -337,7 +337,9 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     """meta.tsv: what the run was and where it ran."""
     rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
             ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
-            ("newidle_features", b.mode), ("cost", "plugin" if b.cost else "off"),
+            ("newidle_features", b.mode),
+            ("cost", "plugin; both kernels with the newly-idle balance noinline "
+                     "(cost-noinline-KERNEL.patch)" if b.cost else "off"),
             ("busy_loops", str(b.busy))]
     for t in b.topologies:
         topo = data.topology(t)
@@ -425,9 +427,24 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
                                                              for a in ("-b", str(bins / p))],
              "--perf"]
     sfp = str(ROOT / "sfp")
+    # The cost mode's one change to both kernels: the newly-idle balance
+    # out of line (sfp_cost.noinline_patch), so that the plugin sees it.
+    mark: dict[str, list[str]] = {k: [] for k in KERNELS}
+    if plugin:
+        for k in KERNELS:
+            src = subprocess.run(["git", "-C", str(b.tree), "show",
+                                  f"{b.refs[k]}:kernel/sched/fair.c"],
+                                 capture_output=True, text=True, check=False)
+            if src.returncode:
+                raise BenchError(f"{k}: no kernel/sched/fair.c at {b.refs[k]} in {b.tree}")
+            try:
+                (out / f"cost-noinline-{k}.patch").write_text(sfp_cost.noinline_patch(src.stdout))
+            except sfp_cost.CostError as e:
+                raise BenchError(f"{k}: {e}") from e
+            mark[k] = ["-p", str(out / f"cost-noinline-{k}.patch")]
     for k in KERNELS:
         with stages.stage(f"build {k} ({b.refs[k]})"):
-            if subprocess.run([sfp, "run", "-r", b.refs[k], "-n", f"bench-{k}", *guest,
+            if subprocess.run([sfp, "run", "-r", b.refs[k], *mark[k], "-n", f"bench-{k}", *guest,
                                "--build-only"], env=renv, check=False).returncode:
                 raise BenchError(f"building {k} ({b.refs[k]}) failed")
     offs = {}

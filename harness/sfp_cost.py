@@ -25,6 +25,7 @@ This module holds what the host computes around the plugin:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import pathlib
 import re
 import struct
@@ -138,6 +139,36 @@ def symbols(obj: pathlib.Path) -> Symbols:
     if not any(syms[name] < a <= after for a in call_sites(addr, text, syms[bal])):
         raise CostError(f"{vml}: {name} makes no direct call of {bal}")
     return Symbols(name, syms[name], syms[bal], tuple(rets), tuple(irqs))
+
+
+# --- the kernels' one change ------------------------------------------------------
+
+# The definition of the newly-idle balance (not its forward declaration);
+# 7.1 has a lock annotation between it and its body.
+DEFINITION = re.compile(r"^static int (sched_balance_newidle|newidle_balance)"
+                        r"\(struct rq \*this_rq, struct rq_flags \*rf\)\n"
+                        r"(?:\t__must_hold\([^\n]*\)\n)?\{$", re.M)
+
+
+def noinline_patch(fair_c: str) -> str:
+    """A patch (git apply) to kernel/sched/fair.c of this text that marks the
+    newly-idle balance's definition noinline and changes nothing else. The
+    plugin needs the balance as a function of its own, with an entry and
+    return sites; GCC inlines it into pick_next_task_fair(), its only
+    caller, in 6.19 and 7.1, and keeps it out of line in 6.1 and 6.12,
+    where the mark changes no instruction of it. The cost mode applies the
+    patch to both kernels of every line alike."""
+    found = list(DEFINITION.finditer(fair_c))
+    if len(found) != 1:
+        raise CostError(f"kernel/sched/fair.c: {len(found)} definitions of the newly-idle "
+                        "balance ('static int sched_balance_newidle(struct rq *this_rq, struct "
+                        "rq_flags *rf)' or newidle_balance, then its body), where one was expected")
+    old = fair_c.splitlines(keepends=True)
+    n = fair_c.count("\n", 0, found[0].start())  # the definition's line, from 0
+    new = list(old)
+    new[n] = old[n].replace("static int ", "static noinline int ", 1)
+    diff = difflib.unified_diff(old, new, "a/kernel/sched/fair.c", "b/kernel/sched/fair.c")
+    return "".join(diff)
 
 
 # --- the plugin ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import pathlib
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -107,6 +108,43 @@ class Symbols(unittest.TestCase):
         (self.tmp / "vmlinux").write_bytes(b"not an elf file")
         with self.assertRaisesRegex(sfp_cost.CostError, "not a little-endian 64-bit ELF"):
             sfp_cost.elf_text(self.tmp / "vmlinux")
+
+
+class Noinline(unittest.TestCase):
+    FAIR = ("static int sched_balance_newidle(struct rq *this_rq, struct rq_flags *rf);\n"
+            "\nint a;\nint b;\nint c;\n\n/* the balance */\n"
+            "static int sched_balance_newidle(struct rq *this_rq, struct rq_flags *rf)\n"
+            "{LOCK}\n\treturn 0;\n}\n\nint d;\n")
+
+    def apply(self, fair: str) -> str:
+        """The patch applied by git apply to a repository holding fair."""
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        (tmp / "kernel" / "sched").mkdir(parents=True)
+        (tmp / "kernel" / "sched" / "fair.c").write_text(fair)
+        (tmp / "p").write_text(sfp_cost.noinline_patch(fair))
+        subprocess.run(["git", "init", "-q"], cwd=tmp, check=True)
+        subprocess.run(["git", "apply", "p"], cwd=tmp, check=True)
+        return (tmp / "kernel" / "sched" / "fair.c").read_text()
+
+    def test_definition_only(self):
+        for lock in ("", "\t__must_hold(__rq_lockp(this_rq))\n"):  # 7.1's annotation
+            fair = self.FAIR.replace("{LOCK}", lock + "{")
+            got = self.apply(fair)
+            # the declaration stays; only the definition's line changes
+            self.assertEqual(got, fair.replace(
+                "static int sched_balance_newidle(struct rq *this_rq, struct rq_flags *rf)\n" + lock + "{",
+                "static noinline int sched_balance_newidle(struct rq *this_rq, "
+                "struct rq_flags *rf)\n" + lock + "{"))
+        old = self.FAIR.replace("sched_balance_newidle", "newidle_balance").replace("{LOCK}", "{")
+        self.assertIn("static noinline int newidle_balance(", self.apply(old))
+
+    def test_refusal(self):
+        with self.assertRaisesRegex(sfp_cost.CostError, "0 definitions"):
+            sfp_cost.noinline_patch("int sched_balance_newidle;\n")
+        twice = self.FAIR.replace("{LOCK}", "{") * 2
+        with self.assertRaisesRegex(sfp_cost.CostError, "2 definitions"):
+            sfp_cost.noinline_patch(twice)
 
 
 class Figures(unittest.TestCase):
