@@ -431,7 +431,11 @@ def write_report(out: pathlib.Path, command: str) -> int:
          "marks the guest makes around each workload. A call balanced when it entered "
          "the balance proper (sched_balance_rq, load_balance before v6.10), else it "
          "skipped. Idle entries and attempts (the lowest domain level's newly-idle "
-         "lb_count) are schedstat's, read by the guest next to each mark. Each cell: median (min-max; spread = (max - min) / median) "
+         "lb_count) are schedstat's, read by the guest next to each mark. The median "
+         "call of a kind is the middle one of the window's calls (from the plugin's "
+         "histograms, the mean of the two middle ones for an even count). Both kernels were "
+         "built with the balance marked noinline (cost-noinline-*.patch), so that it has "
+         "an entry and return sites. Each cell: median (min-max; spread = (max - min) / median) "
          "over the repetitions.", ""]
     topos = sorted({t for _, t, _, _, _ in rows})
     for t in topos:
@@ -478,6 +482,8 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
     each median (min-max; spread) over the repetitions."""
     L = ["| run | kernel | newly-idle features | busy loops | topology | workload | figure | "
          "baseline | patched |", "|---|---|---|---|---|---|---|---|---|"]
+    # per figure: (cells within 1%, cells with two repetitions or more)
+    within: dict[str, list[int]] = {key: [0, 0] for key, _ in ACROSS}
     for run in runs:
         tsv, mt = run / "cost.tsv", run / "meta.tsv"
         if not tsv.is_file() or not mt.is_file():
@@ -495,6 +501,11 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
                              and r.get(key)] for k in ("baseline", "patched")}
                     if not v["baseline"] and not v["patched"]:
                         continue
+                    for vals in v.values():
+                        sp = Spread.of(vals)
+                        if sp is not None and len(vals) > 1 and sp.median:
+                            within[key][1] += 1
+                            within[key][0] += (sp.high - sp.low) / sp.median <= 0.01
                     L.append(f"| {run.name} | {meta.get('version', '?')} | "
                              f"{meta.get('newidle_features', '?')} | {meta.get('busy_loops', '0')} | "
                              f"{t} | {wl} | {what} | {_cell(v['baseline'])} | "
@@ -503,6 +514,9 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
           "repetitions. A median call is the middle call of the workload's window "
           "(the plugin's histogram of calls by instructions); the figures per idle "
           "entry are sums over the window.", "",
+          "Cells (one kernel, topology and workload) whose repetitions are within 1% of "
+          "their median: " + "; ".join(f"{what}: {w} of {n}" for (key, what), (w, n) in
+                                        zip(ACROSS, within.values())) + ".", "",
           "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
     return "\n".join(L) + "\n"
 

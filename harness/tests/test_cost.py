@@ -227,6 +227,29 @@ class Figures(unittest.TestCase):
         self.assertEqual(sfp_cost.window_median({7: 2}, {7: 2}), None)
         self.assertEqual(sfp_cost.window_median({}, {3: 1, 4: 1, 9: 1}), 4.0)
 
+    def test_across(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copytree(FIXTURE, tmp / "run")
+        sfp_cost.write_report(tmp / "run", "./sfp bench --cost")
+        (tmp / "run" / "meta.tsv").write_text("command\tCMD\nversion\t6.12.118\n"
+                                              "newidle_features\tmeasure\nbusy_loops\t2\n")
+        t = sfp_cost.across([tmp / "run"])
+        self.assertIn("| run | 6.12.118 | measure | 2 | smp2 | rr | calls that balanced per idle "
+                      "entry | 0.582 (0.582-0.582; 0.0%) |", t)
+        # one repetition per cell: none is counted for the 1% line
+        self.assertIn("newly-idle instructions per idle entry: 0 of 0;", t)
+        # baseline's boot again as a second repetition: its 4 workloads' cells repeat
+        raw = tmp / "run" / "raw"
+        shutil.copytree(raw / "baseline-smp2-r1", raw / "baseline-smp2-r2")
+        shutil.copyfile(raw / "baseline-smp2-r1.cost", raw / "baseline-smp2-r2.cost")
+        sfp_cost.write_report(tmp / "run", "./sfp bench --cost")
+        t = sfp_cost.across([tmp / "run"], sfp_cost.WORKLOADS)
+        self.assertIn("newly-idle instructions per idle entry: 4 of 4;", t)
+        self.assertIn("Made from: `CMD` (run)", t)
+        with self.assertRaisesRegex(sfp_cost.CostError, "no cost.tsv"):
+            sfp_cost.across([tmp])
+
     def test_cell(self):
         self.assertEqual(sfp_cost._cell([100.0, 110.0, 90.0]), "100 (90-110; 20.0%)")
         self.assertEqual(sfp_cost._cell([2.5, 2.0]), "2.25 (2.00-2.50; 22.2%)")
