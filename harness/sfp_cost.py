@@ -18,9 +18,13 @@ This module holds what the host computes around the plugin:
     counts the interrupt apart;
   - the plugin itself, compiled against the qemu-plugin.h of Debian's
     QEMU source (QEMU_PLUGIN_H, or fetched with apt-get source);
+  - the one change both kernels get: the balance marked noinline (6.19
+    and 7.1 inline it into its only caller), as a patch made from the
+    tree's own fair.c;
   - the figures, from the plugin's marks (QEMU's log) and the guest's
-    lines: per workload, instructions per balance entry, per idle entry
-    and per request.
+    lines: per workload, instructions per call (the mean, and the median
+    call from the plugin's histograms), per idle entry and per request;
+    and one table across runs (sfp bench-lines --insns).
 """
 from __future__ import annotations
 
@@ -275,8 +279,7 @@ def hists(cost_log: pathlib.Path) -> dict[tuple[int, str], dict[int, int]]:
     """(mark number, kind of call) -> the plugin's histogram there: how many
     calls so far cost each number of instructions (sums over the vCPUs).
     A line cut short (no closing "end") is left out; of two lines of one
-    mark and kind the first is kept (a mark runs once; an earlier version
-    of the plugin also logged its exit's histogram as mark 0)."""
+    mark and kind the first is kept (a mark runs once)."""
     out: dict[tuple[int, str], dict[int, int]] = {}
     if not cost_log.is_file():
         return out
@@ -484,6 +487,9 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
          "baseline | patched |", "|---|---|---|---|---|---|---|---|---|"]
     # per figure: (cells within 1%, cells with two repetitions or more)
     within: dict[str, list[int]] = {key: [0, 0] for key, _ in ACROSS}
+    # per run: its workload windows, and those whose balanced calls equal
+    # schedstat's attempts (the count's check)
+    checks: list[str] = []
     for run in runs:
         tsv, mt = run / "cost.tsv", run / "meta.tsv"
         if not tsv.is_file() or not mt.is_file():
@@ -493,6 +499,9 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
         lines = tsv.read_text().splitlines()
         head = lines[0].split("\t")
         rows = [dict(zip(head, ln.split("\t"))) for ln in lines[1:] if ln]
+        equal = sum(r["balances"] == r["attempts"] for r in rows)
+        checks.append(f"| {run.name} | {len({(r['kernel'], r['topology'], r['rep']) for r in rows})}"
+                      f" | {len(rows)} | {equal} |")
         for t in sorted({r["topology"] for r in rows}):
             for wl in workloads:
                 for key, what in ACROSS:
@@ -517,6 +526,11 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
           "Cells (one kernel, topology and workload) whose repetitions are within 1% of "
           "their median: " + "; ".join(f"{what}: {w} of {n}" for (key, what), (w, n) in
                                         zip(ACROSS, within.values())) + ".", "",
+          "The count's check: the calls that balanced and schedstat's newly-idle attempts "
+          "at the lowest level, read next to the marks, count the same calls but for those "
+          "made between a mark and the read beside it.", "",
+          "| run | boots | workload windows | windows where they are equal |", "|---|---|---|---|",
+          *checks, "",
           "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
     return "\n".join(L) + "\n"
 

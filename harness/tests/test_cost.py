@@ -247,6 +247,7 @@ class Figures(unittest.TestCase):
         t = sfp_cost.across([tmp / "run"], sfp_cost.WORKLOADS)
         self.assertIn("newly-idle instructions per idle entry: 4 of 4;", t)
         self.assertIn("Made from: `CMD` (run)", t)
+        self.assertIn("| run | 3 | 12 | 12 |", t)  # boots, windows, balances = attempts
         with self.assertRaisesRegex(sfp_cost.CostError, "no cost.tsv"):
             sfp_cost.across([tmp])
 
