@@ -106,9 +106,12 @@ def counters(data: Data) -> dict[str, int]:
             c[f"kunit_suite:{suite}:{line}"] = n
     for prog, n in kselftest_cases(data).items():
         c[f"kselftest_cases:{prog}"] = n
-    for run, (n, equal) in cost_windows(data).items():
+    runs = cost_windows(data)
+    for run, (n, equal) in runs.items():
         c[f"cost_windows:{run}"] = n
         c[f"cost_windows_equal:{run}"] = equal
+    c["cost_windows:all"] = sum(n for n, _ in runs.values())
+    c["cost_windows_equal:all"] = sum(e for _, e in runs.values())
     return c
 
 

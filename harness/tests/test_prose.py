@@ -33,7 +33,9 @@ class Counters(unittest.TestCase):
         # Each committed cost run: one row per workload window, and the
         # equal ones at most all of them.
         runs = sfp_prose.cost_windows(self.d)
-        self.assertIn("quiet", runs)
+        self.assertIn("6.12-quiet", runs)
+        self.assertEqual(self.c["cost_windows:all"], sum(n for n, _ in runs.values()))
+        self.assertEqual(self.c["cost_windows_equal:all"], sum(e for _, e in runs.values()))
         for run, (n, equal) in runs.items():
             tsv = self.d.root / "docs/bench/cost" / run / "cost.tsv"
             self.assertEqual(n, len(tsv.read_text().splitlines()) - 1)
@@ -80,12 +82,14 @@ class Check(unittest.TestCase):
                                  "90 of 96 workload windows"])
 
     def test_wrong_cost_window_count_reported(self):
-        claims = [{"file": "docs/bench/cost/README.md",
-                   "says": "equal schedstat's attempts in {cost_windows:6.1-smp4} of its "
-                           "{cost_windows:6.1-smp4} windows"}]
+        # the sentence of docs/benchmark.md with one run's count where the
+        # sum over the runs is written
+        claims = [{"file": "docs/benchmark.md",
+                   "says": "(equal in {cost_windows_equal:6.12-quiet} of {cost_windows:all} "
+                           "windows, off by 1 to 4"}]
         problems, _ = sfp_prose.check(self.d, claims, [])
         self.assertEqual(len(problems), 1)
-        self.assertIn("for {cost_windows:6.1-smp4}", problems[0])
+        self.assertIn("for {cost_windows_equal:6.12-quiet}", problems[0])
 
 
 if __name__ == "__main__":
