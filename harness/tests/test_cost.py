@@ -251,6 +251,22 @@ class Figures(unittest.TestCase):
         with self.assertRaisesRegex(sfp_cost.CostError, "no cost.tsv"):
             sfp_cost.across([tmp])
 
+    def test_bench_lines_insns(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copytree(FIXTURE, tmp / "run")
+        sfp_cost.write_report(tmp / "run", "./sfp bench --cost")
+        (tmp / "run" / "meta.tsv").write_text("command\tCMD\n")
+        sfp = str(pathlib.Path(sfp_cost.ROOT) / "sfp")
+        r = subprocess.run([sfp, "bench-lines", "--insns", str(tmp / "run")],
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("| run | kernel | newly-idle features |"))
+        r = subprocess.run([sfp, "bench-lines", "--insns", "--plot", str(tmp), str(tmp / "run")],
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("takes neither --cost nor --plot", r.stderr)
+
     def test_cell(self):
         self.assertEqual(sfp_cost._cell([100.0, 110.0, 90.0]), "100 (90-110; 20.0%)")
         self.assertEqual(sfp_cost._cell([2.5, 2.0]), "2.25 (2.00-2.50; 22.2%)")
