@@ -28,6 +28,7 @@ This module holds what the host computes around the plugin:
 """
 from __future__ import annotations
 
+import csv
 import dataclasses
 import difflib
 import pathlib
@@ -419,10 +420,7 @@ def write_report(out: pathlib.Path, command: str) -> int:
             for c in keys))
     (out / "cost.tsv").write_text("\n".join(tsv) + "\n")
     boots = sorted({(k, t, r) for k, t, r, _, _ in rows})
-    meta = {}
-    if (out / "meta.tsv").is_file():
-        meta = dict(ln.split("\t", 1) for ln in (out / "meta.tsv").read_text().splitlines()
-                    if "\t" in ln)
+    meta = _meta(out)
     L = ["# The newly-idle balance's cost in guest instructions", "",
          f"Made by: `{command}`", "",
          f"Kernel {meta.get('version', '?')}, newly-idle features: "
@@ -496,10 +494,8 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
             raise CostError(f"{run}: no cost.tsv and meta.tsv (an sfp bench --cost output "
                             "directory whose report was made)")
         meta = _meta(run)
-        lines = tsv.read_text().splitlines()
-        head = lines[0].split("\t")
-        rows = [dict(zip(head, ln.split("\t"))) for ln in lines[1:] if ln]
-        equal = sum(r["balances"] == r["attempts"] for r in rows)
+        rows = cost_rows(tsv)
+        equal = windows_equal(rows)
         checks.append(f"| {run.name} | {len({(r['kernel'], r['topology'], r['rep']) for r in rows})}"
                       f" | {len(rows)} | {equal} |")
         for t in sorted({r["topology"] for r in rows}):
@@ -533,6 +529,18 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
           *checks, "",
           "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
     return "\n".join(L) + "\n"
+
+
+def cost_rows(tsv: pathlib.Path) -> list[dict[str, str]]:
+    """The rows of a run's cost.tsv, one per workload window."""
+    with tsv.open(newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def windows_equal(rows: list[dict[str, str]]) -> int:
+    """The windows whose balanced calls equal schedstat's attempts (the
+    count's check)."""
+    return sum(r["balances"] == r["attempts"] for r in rows)
 
 
 def _meta(run: pathlib.Path) -> dict[str, str]:

@@ -17,9 +17,9 @@ cannot be written without a check.
 """
 from __future__ import annotations
 
-import csv
 import re
 
+import sfp_cost
 from sfp_data import Data
 
 # Phrases that carry a count; in the watched files each must be quoted by
@@ -89,9 +89,8 @@ def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
     attempts."""
     out = {}
     for tsv in sorted((data.root / "docs" / "bench" / "cost").glob("*/cost.tsv")):
-        with tsv.open(newline="") as f:
-            rows = list(csv.DictReader(f, delimiter="\t"))
-        out[tsv.parent.name] = (len(rows), sum(r["balances"] == r["attempts"] for r in rows))
+        rows = sfp_cost.cost_rows(tsv)
+        out[tsv.parent.name] = (len(rows), sfp_cost.windows_equal(rows))
     return out
 
 
