@@ -43,8 +43,9 @@ help:
 	@echo "                (NEWIDLE=shipped: NI_RANDOM/NI_RATE as the line ships them)"
 	@echo "make bench-lines BENCH_RUNS='DIR...'  one table across bench runs (lines, NEWIDLE modes)"
 	@echo "make bench-smoke  one short A/B round with checks (part of make certify)"
-	@echo "make bench-cost [COST_TOPOLOGIES=smp4] [DURATION=3] [REPS=3] [BUSY=0]  the newly-idle"
-	@echo "                balance's cost in guest instructions (a QEMU plugin), baseline vs patched"
+	@echo "make bench-cost [COST_TOPOLOGIES=smp4] [DURATION=3] [REPS=3] [BUSY=0] [ICOUNT=1 [SEED=1]]"
+	@echo "                the newly-idle balance's cost in guest instructions (a QEMU plugin),"
+	@echo "                baseline vs patched; ICOUNT=1: deterministic guests (sfp bench --icount)"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
 	@echo "                oldest built, booted and tested (docs/matrix.md)"
@@ -136,8 +137,10 @@ bench-smoke: prepare
 	./sfp bench --smoke
 
 COST_TOPOLOGIES ?= smp4
+ICOUNT ?=
+SEED ?= 1
 bench-cost: prepare
-	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) --busy $(BUSY)
+	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) --busy $(BUSY) $(if $(ICOUNT),--icount --seed $(SEED))
 
 MATRIX_OPTS ?=
 matrix: setup

@@ -33,6 +33,15 @@ a rebuild only compiles what changed. A boot that fails is retried once;
 both attempts are kept and the report counts retries. The fields the
 guest's write counter watches are located in each kernel as built (sfp
 offsets) and passed on its command line.
+
+With --icount the guests are deterministic: guest time is the
+instruction count, the random numbers come from QEMU's -seed (repetition
+R: seed N+R-1), the RTC follows the virtual clock, and the kernels and
+initramfs are built byte for byte the same from the same source. A boot
+of the same kernel, topology and seed then runs the same instructions on
+a quiet host or a busy one, and boots may run at once (-j) without
+changing a figure. meta.tsv records the seeds and the sha256 of every
+image booted.
 """
 from __future__ import annotations
 
@@ -183,6 +192,7 @@ class Bench:
     jobs: int = 1                # boots at once (-j)
     cost: pathlib.Path | None = None  # --cost: the qemu-plugin.h to build the plugin with
     busy: int = 0                # --busy: busy loops on the host during the boots
+    seed: int | None = None      # --icount: repetition R boots with -seed seed+R-1
 
     @property
     def tree(self) -> pathlib.Path:
@@ -191,7 +201,35 @@ class Bench:
     @property
     def guest_append(self) -> str:
         extra = os.environ.get("BENCH_APPEND", "")
-        return f"sfp.dur={self.duration} sfp.newidle={self.mode}" + (f" {extra}" if extra else "")
+        exact = f" {ICOUNT_APPEND}" if self.seed is not None else ""
+        return (f"sfp.dur={self.duration} sfp.newidle={self.mode}{exact}"
+                + (f" {extra}" if extra else ""))
+
+    def boot_qemu_opts(self, rep: int) -> str:
+        """The QEMU options of repetition rep's boots: -Q's, and under
+        --icount the deterministic machine with that repetition's seed."""
+        if self.seed is None:
+            return self.qemu_opts
+        return f"{self.qemu_opts} {icount_opts(self.seed + rep - 1)}".strip()
+
+
+# --icount: a guest that runs the same, instruction for instruction, when
+# booted again with the same seed, whatever the host is doing. Guest time
+# is the instruction count (2 ns an instruction, all vCPUs on one host
+# thread; idle time skipped to the next timer), and what else the guest
+# reads from the host is fixed: the random numbers (RDRAND and the
+# entropy QEMU hands out, from -seed), the RTC (from the virtual clock and
+# a fixed base) and the kernel's own placement (nokaslr). hpet=disable:
+# QEMU's HPET fires at twice its rate under -icount, so the kernel's check
+# of the LAPIC timer against jiffies fails ("APIC timer disabled due to
+# verification failure") and it runs without one-shot timers or NOHZ; with
+# the PIT as the global clock the check passes.
+ICOUNT = "-icount shift=1,sleep=off"
+ICOUNT_APPEND = "hpet=disable nokaslr"
+
+
+def icount_opts(seed: int) -> str:
+    return f"{ICOUNT} -seed {seed} -rtc base=2026-01-01T00:00:00,clock=vm"
 
 
 def python_with_matplotlib() -> str:
@@ -206,7 +244,8 @@ def python_with_matplotlib() -> str:
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
          duration: str, reps: str, mode: str, out: str, qemu_opts: str | None, smoke: bool,
-         command: str, jobs: int = 1, cost: bool = False, busy: int = 0) -> Bench:
+         command: str, jobs: int = 1, cost: bool = False, busy: int = 0,
+         seed: int | None = None) -> Bench:
     """The run the options ask for, or BenchError naming what is wrong."""
     choice = sfp_env.select_line(data, env)
     topos = ("smp2 smp8 smt2x2x2 sock4x2" if topologies is None else topologies).split()
@@ -231,6 +270,16 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     if cost and (env.get("ACCEL") or "tcg") != "tcg":
         raise BenchError(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
                          f"ACCEL={env['ACCEL']}")
+    qopts = env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts
+    if seed is not None:
+        if seed < 0:
+            raise BenchError(f"--seed wants a number, 0 or more, not {seed}")
+        if (env.get("ACCEL") or "tcg") != "tcg":
+            raise BenchError(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
+        clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
+        if clash:
+            raise BenchError(f"--icount sets {', '.join(clash)} itself: leave "
+                             f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")
     counts = {}
     for t in topos:
         try:
@@ -282,8 +331,8 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         except sfp_cost.CostError as e:
             raise BenchError(str(e)) from e
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
-                 mode, outdir, env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts,
-                 int(mem), smoke, refs, python, command, jobs, header, busy)
+                 mode, outdir, qopts, int(mem), smoke, refs, python, command, jobs, header,
+                 busy, seed)
 
 
 def _first(text: str, pattern: str, fmt: str) -> str:
@@ -348,8 +397,18 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     if b.jobs > 1:
         rows.append(("boots_at_once", str(b.jobs)))
     rows.append(("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")))
+    if b.seed is not None:
+        rows.append(("icount", f"{ICOUNT} -rtc base=2026-01-01T00:00:00,clock=vm; guest: "
+                               f"{ICOUNT_APPEND}"))
+        rows.append(("seeds", " ".join(str(b.seed + r) for r in range(b.reps))))
     rows.append(("append", f"{data.kind('bench').append} {b.guest_append}"))
     rows += [(f"offsets_{k}", offs[k]) for k in KERNELS]
+    for k in KERNELS:
+        obj = sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True)
+        rows.append((f"images_{k}", " ".join(
+            f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}"
+            for f in (obj / "arch" / "x86" / "boot" / "bzImage", obj / "initramfs.cpio.gz")
+            if f.is_file())))
     patched = sfp_run.kernel_wt(b.build, "bench-patched")
     rows.append(("version", sfp_env.makefile_version((patched / "Makefile").read_text())))
     rows.append(("source", sfp_run.wt_meta(b.tree, "source")))
@@ -480,8 +539,8 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
     lock = threading.Lock()
     tally = {"done": 0, "failed": 0, "retried": 0}
 
-    def boot_once(k: str, topo: str, log: pathlib.Path) -> str:
-        qopts, append = b.qemu_opts, f"{b.guest_append} sfp.offsets={offs[k]}"
+    def boot_once(k: str, topo: str, rep: int, log: pathlib.Path) -> str:
+        qopts, append = b.boot_qemu_opts(rep), f"{b.guest_append} sfp.offsets={offs[k]}"
         if plugin:
             qopts = (f"{qopts} -plugin {plugin},syms={syms[k]} -d plugin "
                      f"-D {log}.cost").strip()
@@ -499,7 +558,7 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
     def one(rep: int, topo: str, k: str) -> None:
         log = out / "raw" / f"{k}-{topo}-r{rep}"
         t0 = time.monotonic()
-        status = boot_once(k, topo, log)
+        status = boot_once(k, topo, rep, log)
         if status != "ok":
             # One retry: an emulator fault (a hang, a guest-time jump)
             # should not void a 30-boot run.
@@ -511,7 +570,7 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
                     src.rename(dst)
             with lock:
                 tally["retried"] += 1
-            status = boot_once(k, topo, log)
+            status = boot_once(k, topo, rep, log)
         rr, mix, pool = progress_figures(log / "guest.log")
         figs = (sfp_cost.progress(log) or "-") if plugin else \
             f"rr: {rr or '-'}; mix: {mix or '-'}; pool: {pool or '-'}"

@@ -3,8 +3,13 @@
 newly-idle balance, counted exactly by a QEMU TCG plugin
 (bench/sfp_cost_plugin.c). What one call costs in instructions does not
 depend on how fast or how busy the host is; which calls happen, and
-whether they balance, still does (under TCG guest time is host time), so
-the figures per idle entry and per request move with the host.
+whether they balance, does too unless the guest is deterministic: under
+plain TCG guest time is host time, so the figures per idle entry and per
+request move with the host. Under sfp bench --icount guest time is the
+instruction count and the guest's other inputs from the host are fixed,
+so a boot with the same kernel bytes, topology and seed repeats
+instruction for instruction (sfp bench-lines --insns --same shows it);
+repetitions then differ by their seed.
 
 This module holds what the host computes around the plugin:
   - the plugin's symbol file, from the kernel as built: the newly-idle
@@ -24,7 +29,9 @@ This module holds what the host computes around the plugin:
   - the figures, from the plugin's marks (QEMU's log) and the guest's
     lines: per workload, instructions per call (the mean, and the median
     call from the plugin's histograms), per idle entry and per request;
-    and one table across runs (sfp bench-lines --insns).
+    and one table across runs (sfp bench-lines --insns), with the useful
+    pulls under the mixed load and the loss of them a run could see;
+  - a comparison of runs window by window (sfp bench-lines --insns --same).
 """
 from __future__ import annotations
 
@@ -37,7 +44,7 @@ import struct
 import subprocess
 
 import sfp_env
-from sfp_benchlines import Spread
+from sfp_benchlines import Spread, power
 from sfp_data import ROOT
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
@@ -251,6 +258,8 @@ FIGURES = (
     ("share_permille", "newly-idle share of kernel instructions (per mille)"),
     ("insns_per_request", "newly-idle instructions per request"),
     ("request_insns", "all instructions per request"),
+    ("lat_p50_us", "request latency p50, guest us"),
+    ("lat_p99_us", "request latency p99, guest us"),
 )
 
 
@@ -337,8 +346,14 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
         # balances at all balances there first
         idle, lbc = float(lbkv.get("idle_entries", 0)), float(lbkv.get("attempts", 0))
         cnt = re.search(rf"^sfp-bench {wl} count (.*)$", text, re.M)
-        req = float(_kv(cnt.group(1)).get("transactions", 0)) if cnt else 0.0
+        ckv = _kv(cnt.group(1)) if cnt else {}
+        req = float(ckv.get("transactions", 0))
+        for q in ("lat_p50_us", "lat_p99_us"):
+            if ckv.get(q, "").isdigit():
+                f[q] = float(ckv[q])
         f["idle_entries"], f["attempts"], f["requests"] = idle, lbc, req
+        # tasks pulled by newly-idle balancing, all levels: the useful work
+        f["gained"] = float(lbkv.get("lb_gained", 0))
         f["insns"] = f["skip_insns"] + f["balance_insns"]
         for kind in HIST_KINDS:
             ha, hb = h.get((int(pair.group(1)), kind)), h.get((int(pair.group(2)), kind))
@@ -410,7 +425,8 @@ def write_report(out: pathlib.Path, command: str) -> int:
     topology and workload, baseline against patched: median, min-max and
     spread over the repetitions). 1 when a boot has no figures."""
     rows = collect(out)
-    keys = [*COUNTERS, "insns", "idle_entries", "attempts", "requests", *(k for k, _ in FIGURES)]
+    keys = [*COUNTERS, "insns", "idle_entries", "attempts", "gained", "requests",
+            *(k for k, _ in FIGURES)]
     # the plugin's kernel and user counts, named apart from the kernel column
     head = [{"kernel": "kernel_insns", "user": "user_insns"}.get(c, c) for c in keys]
     tsv = ["kernel\ttopology\trep\tworkload\t" + "\t".join(head)]
@@ -426,6 +442,10 @@ def write_report(out: pathlib.Path, command: str) -> int:
          f"Kernel {meta.get('version', '?')}, newly-idle features: "
          f"{meta.get('newidle_features', '?')}; busy loops on the host during the boots: "
          f"{meta.get('busy_loops', '0')}; {len(boots)} boots with figures.", "",
+         *([f"Deterministic guests (--icount): {meta['icount']}; repetitions' seeds: "
+            f"{meta.get('seeds', '?')}. Guest time is the instruction count of all vCPUs "
+            "together, 2 ns an instruction, so a latency in guest us is instructions "
+            "x 2 ns.", ""] if "icount" in meta else []),
          "Counted by the QEMU plugin bench/sfp_cost_plugin.c: every guest instruction "
          "executed between the entry of the newly-idle balance and its return, "
          "interrupts taken meanwhile apart, in the calls that returned between two "
@@ -515,6 +535,7 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
                              f"{meta.get('newidle_features', '?')} | {meta.get('busy_loops', '0')} | "
                              f"{t} | {wl} | {what} | {_cell(v['baseline'])} | "
                              f"{_cell(v['patched'])} |")
+    pulls = _pulls(runs)
     L += ["", "Each cell: median (min-max; spread = (max - min) / median) over the "
           "repetitions. A median call is the middle call of the workload's window "
           "(the plugin's histogram of calls by instructions); the figures per idle "
@@ -526,7 +547,99 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
           "at the lowest level, read next to the marks, count the same calls but for those "
           "made between a mark and the read beside it.", "",
           "| run | boots | workload windows | windows where they are equal |", "|---|---|---|---|",
-          *checks, "",
+          *checks, "", *pulls,
+          "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
+    return "\n".join(L) + "\n"
+
+
+def _pulls(runs: list[pathlib.Path]) -> list[str]:
+    """The useful pulls under the mixed load (lb_gained, all levels), per
+    run and topology, and what loss of them the run could see: patched's
+    over baseline's per repetition (under --icount the two boots of a
+    repetition have the same seed), and sfp_benchlines.power on those
+    ratios. Empty for runs made before cost.tsv had the column."""
+    L = []
+    for run in runs:
+        rows = [r for r in cost_rows(run / "cost.tsv") if r["workload"] == "mix"
+                and r.get("gained")]
+        for t in sorted({r["topology"] for r in rows}):
+            got = {k: {r["rep"]: float(r["gained"]) for r in rows
+                       if (r["kernel"], r["topology"]) == (k, t)} for k in ("baseline", "patched")}
+            a, b = got["baseline"], got["patched"]
+            ratios = [b[r] / a[r] for r in sorted(a) if r in b and a[r] > 0]
+            pw = power(ratios)
+            seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}%"
+            need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
+            L.append(f"| {run.name} | {t} | {_cell(list(a.values()))} | {_cell(list(b.values()))} | "
+                     f"{_cell(ratios)} | {seen} | {need} |")
+    if not L:
+        return []
+    return ["Tasks pulled by newly-idle balancing under the mixed load (lb_gained, all levels), "
+            "and the smallest loss of them a one-sided test at 5% with 80% power on the log of "
+            "the per-repetition ratios would find (at least 3 repetitions), with the repetitions "
+            "a 5% loss would need:", "",
+            "| run | topology | baseline | patched | patched / baseline, per repetition | "
+            "smallest loss seen | repetitions for a 5% loss |", "|---|---|---|---|---|---|---|",
+            *L, ""]
+
+
+# The figures sfp bench-lines --insns --same reports the largest difference of.
+SAME = (*ACROSS, ("lat_p50_us", "request latency p50, guest us"))
+
+
+def _rel(a: str, b: str) -> float | None:
+    """|b - a| / |a|, 0 for two equal values, None when a is 0 or either is missing."""
+    if not a or not b:
+        return None
+    x, y = float(a), float(b)
+    return 0.0 if x == y else abs(y - x) / abs(x) if x else None
+
+
+def same(runs: list[pathlib.Path]) -> str:
+    """Each later run against the first, workload window by window (same
+    kernel, topology, repetition and workload): the windows found in
+    both, those identical in every column of cost.tsv, and the largest
+    relative difference of each figure of SAME. Runs booted with the same
+    --icount seeds should be identical; runs without --icount show what
+    host time does to a repeated boot."""
+    def load(run: pathlib.Path) -> dict[tuple[str, ...], dict[str, str]]:
+        tsv = run / "cost.tsv"
+        if not tsv.is_file():
+            raise CostError(f"{run}: no cost.tsv (an sfp bench --cost output directory whose "
+                            "report was made)")
+        return {(r["kernel"], r["topology"], r["rep"], r["workload"]): r
+                for r in cost_rows(tsv)}
+    first, m0 = load(runs[0]), _meta(runs[0])
+    L = ["| run | busy loops | seeds | kernel and initramfs bytes | windows in both | "
+         "identical in every counter | "
+         + " | ".join(f"largest difference: {what}" for _, what in SAME) + " |",
+         "|---" * (6 + len(SAME)) + "|"]
+
+    def images(m: dict[str, str]) -> tuple[str, str]:
+        return m.get("images_baseline", ""), m.get("images_patched", "")
+    for run in runs[1:]:
+        other, m = load(run), _meta(run)
+        keys = sorted(first.keys() & other.keys())
+        if not keys:
+            raise CostError(f"{run} and {runs[0]} have no workload window in common (kernel, "
+                            "topology, repetition, workload)")
+        ident = sum(first[k] == other[k] for k in keys)
+        cells = []
+        for key, _ in SAME:
+            d = [x for k in keys if (x := _rel(first[k].get(key, ""), other[k].get(key, "")))
+                 is not None]
+            cells.append(f"{100 * max(d):.2f}%" if d else "-")
+        seeds = m.get("seeds", "none (no --icount)")
+        if seeds != m0.get("seeds", "none (no --icount)"):
+            seeds += f" (the first run: {m0.get('seeds', 'none')})"
+        same_bytes = "not recorded" if not all(images(m) + images(m0)) else \
+            "the same" if images(m) == images(m0) else "differ"
+        L.append(f"| {run.name} | {m.get('busy_loops', '0')} | {seeds} | {same_bytes} | "
+                 f"{len(keys)} | {ident} | "
+                 + " | ".join(cells) + " |")
+    L += ["", f"Each later run against {runs[0].name} (busy loops: {m0.get('busy_loops', '0')}; "
+          f"seeds: {m0.get('seeds', 'none (no --icount)')}). A difference is |b - a| / a over "
+          "the windows where both have the figure.", "",
           "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
     return "\n".join(L) + "\n"
 

@@ -225,18 +225,25 @@ def _install_kselftests(g: Guest, kst: pathlib.Path, stage: pathlib.Path,
 
 
 def newc(stage: pathlib.Path, out: pathlib.Path) -> None:
-    """STAGE as a gzip'd newc archive, paths in byte order, owned by root."""
+    """STAGE as a gzip'd newc archive, paths in byte order, owned by root,
+    the same bytes for the same files: every mtime set to 0, no inode or
+    device numbers (cpio --reproducible), no time or name in the gzip
+    header. A guest booted under sfp bench --icount runs the same
+    instructions only from the same bytes."""
     names = ["."]
     for top, dirs, files in os.walk(stage):
         rel = os.path.relpath(top, stage)
         for n in dirs + files:
             names.append("./" + n if rel == "." else f"./{rel}/{n}")
+    for n in names:
+        os.utime(stage / n, (0, 0), follow_symlinks=False)
     listing = "".join(n + "\n" for n in sorted(names, key=os.fsencode))
-    cpio = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=stage,
-                          input=listing.encode(), capture_output=True, check=False)
+    cpio = subprocess.run(["cpio", "--quiet", "--reproducible", "-o", "-H", "newc", "-R", "0:0"],
+                          cwd=stage, input=listing.encode(), capture_output=True, check=False)
     if cpio.returncode:
         raise GuestError(f"cpio failed: {cpio.stderr.decode(errors='replace').strip()}")
-    with gzip.open(out, "wb", compresslevel=1) as f:
+    with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=1,
+                                               fileobj=raw, mtime=0) as f:
         f.write(cpio.stdout)
 
 

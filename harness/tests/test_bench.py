@@ -51,6 +51,30 @@ class Plan(unittest.TestCase):
         del self.env["MEM"]
         self.refused(f"no work tree at {self.build}/6.12/tree: run 'make prepare' first")
 
+    def test_icount_refusals(self):
+        self.refused("--seed wants a number, 0 or more, not -1", seed=-1)
+        self.refused("--icount sets -icount, -seed itself: leave them out of -Q/QEMU_OPTS",
+                     seed=1, qemu_opts="-icount shift=2 -seed 4")
+        self.refused("--icount sets -rtc itself: leave it out", seed=1, qemu_opts="-rtc base=utc")
+        self.env["ACCEL"] = "kvm"
+        self.refused("--icount needs QEMU's TCG, not ACCEL=kvm", seed=1)
+        del self.env["ACCEL"]
+        # without --icount, -Q may hold them
+        self.refused("no work tree", qemu_opts="-icount shift=1")
+
+    def test_icount_boot_options(self):
+        b = sfp_bench.Bench("6.12", P("b"), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
+                            "-d int", 1024, False, {}, "python3", "cmd", seed=5)
+        # repetition R: seed 5 + R - 1, with the fixed machine around it
+        self.assertEqual(b.boot_qemu_opts(1), "-d int -icount shift=1,sleep=off -seed 5 "
+                                              "-rtc base=2026-01-01T00:00:00,clock=vm")
+        self.assertIn("-seed 7 ", b.boot_qemu_opts(3))
+        self.assertIn(" hpet=disable nokaslr", b.guest_append)
+        plain = sfp_bench.Bench("6.12", P("b"), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
+                                "-d int", 1024, False, {}, "python3", "cmd")
+        self.assertEqual(plain.boot_qemu_opts(2), "-d int")
+        self.assertNotIn("hpet=disable", plain.guest_append)
+
     def test_smoke_overrides_shape(self):
         # The smoke round is one repetition on smp2 for 3 s whatever else
         # is asked; past that, the missing work tree stops it.

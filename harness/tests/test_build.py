@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """sfp build-kernel: the options a .config lacks of what the fragments
 asked (the later fragment's request counts; an option asked off and
-absent is met unless strict), and a build refused before it starts."""
+absent is met unless strict), the make variables of a reproducible
+build, and a build refused before it starts."""
+import os
 import pathlib
+import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
@@ -56,6 +60,27 @@ class Unmet(unittest.TestCase):
     def test_strict(self):
         f = self.frag("a", "# CONFIG_GONE is not set\n")
         self.assertEqual(self.unmet(f, strict=True), ["CONFIG_GONE=n (no such option)"])
+
+
+class Reproducible(unittest.TestCase):
+    def test_stamp_from_the_last_commit(self):
+        with tempfile.TemporaryDirectory() as t:
+            env = dict(os.environ, GIT_COMMITTER_DATE="2025-03-04T05:06:07+02:00",
+                       GIT_AUTHOR_DATE="2025-03-04T05:06:07+02:00", GIT_AUTHOR_NAME="a",
+                       GIT_AUTHOR_EMAIL="a@b", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@b")
+            subprocess.run(["git", "init", "-q", t], check=True)
+            subprocess.run(["git", "-C", t, "commit", "-q", "--allow-empty", "-m", "x"],
+                           env=env, check=True)
+            self.assertEqual(sfp_build.reproducible(pathlib.Path(t)),
+                             ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu",
+                              "KBUILD_BUILD_VERSION=1",
+                              "KBUILD_BUILD_TIMESTAMP=Tue Mar 04 03:06:07 UTC 2025"])
+            # not a git tree: a constant
+            plain = pathlib.Path(t) / "plain"
+            plain.mkdir()
+            with mock.patch.dict(os.environ, {"GIT_CEILING_DIRECTORIES": t}):
+                self.assertEqual(sfp_build.reproducible(plain)[-1],
+                                 "KBUILD_BUILD_TIMESTAMP=Thu Jan  1 00:00:00 UTC 1970")
 
 
 class Refused(unittest.TestCase):

@@ -267,6 +267,81 @@ class Figures(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("takes neither --cost nor --plot", r.stderr)
 
+    def test_same(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        for r in ("quiet", "busy"):
+            shutil.copytree(FIXTURE, tmp / r)
+            sfp_cost.write_report(tmp / r, "./sfp bench --cost")
+            (tmp / r / "meta.tsv").write_text(f"command\tCMD-{r}\nbusy_loops\t"
+                                              f"{2 if r == 'busy' else 0}\nseeds\t1\n")
+        t = sfp_cost.same([tmp / "quiet", tmp / "busy"])
+        self.assertIn("| busy | 2 | 1 | not recorded | 8 | 8 | 0.00% | 0.00% |", t)
+        self.assertIn("Made from: `CMD-quiet` (quiet); `CMD-busy` (busy)", t)
+        # one counter of one window changed: that window is no longer identical
+        tsv = tmp / "busy" / "cost.tsv"
+        rows = tsv.read_text().splitlines()
+        head = rows[0].split("\t")
+        i = next(n for n, r in enumerate(rows) if r.startswith("patched\tsmp2\t1\trr\t"))
+        cells = rows[i].split("\t")
+        col = head.index("kernel_insns")
+        cells[col] = str(int(cells[col]) + 1)
+        rows[i] = "\t".join(cells)
+        tsv.write_text("\n".join(rows) + "\n")
+        self.assertIn("| busy | 2 | 1 | not recorded | 8 | 7 |",
+                      sfp_cost.same([tmp / "quiet", tmp / "busy"]))
+        # a figure 10% off shows as its largest difference
+        col = head.index("insns_per_idle")
+        cells[col] = str(float(cells[col]) * 1.1)
+        rows[i] = "\t".join(cells)
+        tsv.write_text("\n".join(rows) + "\n")
+        self.assertIn("| busy | 2 | 1 | not recorded | 8 | 7 | 10.00% |",
+                      sfp_cost.same([tmp / "quiet", tmp / "busy"]))
+        # other seeds are named; the images' hashes compared
+        img = "images_baseline\tbzImage:aa\nimages_patched\tbzImage:bb\n"
+        with open(tmp / "quiet" / "meta.tsv", "a") as f:
+            f.write(img)
+        (tmp / "busy" / "meta.tsv").write_text("seeds\t4\n" + img)
+        self.assertIn("| 4 (the first run: 1) | the same |",
+                      sfp_cost.same([tmp / "quiet", tmp / "busy"]))
+        (tmp / "busy" / "meta.tsv").write_text("seeds\t1\n" + img.replace("bb", "cc"))
+        self.assertIn("| 1 | differ |", sfp_cost.same([tmp / "quiet", tmp / "busy"]))
+        with self.assertRaisesRegex(sfp_cost.CostError, "no cost.tsv"):
+            sfp_cost.same([tmp / "quiet", tmp])
+        sfp = str(pathlib.Path(sfp_cost.ROOT) / "sfp")
+        r = subprocess.run([sfp, "bench-lines", "--same", str(tmp / "quiet"), str(tmp / "busy")],
+                           capture_output=True, text=True, check=False)
+        self.assertEqual((r.returncode, r.stderr.strip()),
+                         (1, "sfp: error: --same compares cost-mode runs: give --insns too"))
+        r = subprocess.run([sfp, "bench-lines", "--insns", "--same", str(tmp / "quiet")],
+                           capture_output=True, text=True, check=False)
+        self.assertIn("give two RUNs or more", r.stderr)
+
+    def test_pulls(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        run = tmp / "run"
+        run.mkdir()
+        rows = ["kernel\ttopology\trep\tworkload\tgained"]
+        for rep, a, b in ((1, 10, 10), (2, 20, 18), (3, 10, 11)):
+            rows += [f"baseline\tsmp4\t{rep}\tmix\t{a}", f"patched\tsmp4\t{rep}\tmix\t{b}",
+                     f"baseline\tsmp4\t{rep}\trr\t99"]
+        (run / "cost.tsv").write_text("\n".join(rows) + "\n")
+        t = "\n".join(sfp_cost._pulls([run]))
+        pw = sfp_cost.power([1.0, 0.9, 1.1])
+        self.assertIn(f"| run | smp4 | 10 (10-20; 100.0%) | 11 (10-18; 72.7%) | "
+                      f"1.00 (0.9-1.10; 20.0%) | {100 * pw.detectable_loss:.0f}% | "
+                      f"{pw.reps_for_loss} |", t)
+        # a run without the column: no table
+        (run / "cost.tsv").write_text("kernel\ttopology\trep\tworkload\nbaseline\tsmp4\t1\tmix\n")
+        self.assertEqual(sfp_cost._pulls([run]), [])
+
+    def test_latency(self):
+        rr = sfp_cost.figures(FIXTURE / "raw" / "baseline-smp2-r1")["rr"]
+        self.assertEqual((rr["lat_p50_us"], rr["lat_p99_us"]), (37756, 56054))
+        self.assertNotIn("lat_p50_us", sfp_cost.figures(FIXTURE / "raw" / "baseline-smp2-r1")
+                         ["pool"])
+
     def test_cell(self):
         self.assertEqual(sfp_cost._cell([100.0, 110.0, 90.0]), "100 (90-110; 20.0%)")
         self.assertEqual(sfp_cost._cell([2.5, 2.0]), "2.25 (2.00-2.50; 22.2%)")
