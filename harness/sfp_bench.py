@@ -37,7 +37,9 @@ offsets) and passed on its command line.
 With --icount the guests are deterministic: guest time is the
 instruction count, the random numbers come from QEMU's -seed (repetition
 R: seed N+R-1), the RTC follows the virtual clock, and the kernels and
-initramfs are built byte for byte the same from the same source. A boot
+initramfs are built byte for byte the same from the same source
+(SFP_REPRODUCIBLE=1 for sfp run: a fixed build number and the last
+commit's date in uname -v). A boot
 of the same kernel, topology and seed then runs the same instructions on
 a quiet host or a busy one, and boots may run at once (-j) without
 changing a figure. meta.tsv records the seeds and the sha256 of every
@@ -379,6 +381,8 @@ def boot_status(log: pathlib.Path) -> str:
 def _run_env(b: Bench, env: dict[str, str]) -> dict[str, str]:
     e = dict(env)
     e.update(BUILD=str(b.build), SFP_LINE_BUILD=str(b.build), LINE=b.line)
+    if b.seed is not None:
+        e["SFP_REPRODUCIBLE"] = "1"  # the same bytes from the same source (sfp_build)
     return e
 
 

@@ -74,6 +74,9 @@ class Plan(unittest.TestCase):
                                 "-d int", 1024, False, {}, "python3", "cmd")
         self.assertEqual(plain.boot_qemu_opts(2), "-d int")
         self.assertNotIn("hpet=disable", plain.guest_append)
+        # the kernels built the same bytes from the same source under --icount only
+        self.assertEqual(sfp_bench._run_env(b, {})["SFP_REPRODUCIBLE"], "1")
+        self.assertNotIn("SFP_REPRODUCIBLE", sfp_bench._run_env(plain, {}))
 
     def test_smoke_overrides_shape(self):
         # The smoke round is one repetition on smp2 for 3 s whatever else
