@@ -599,7 +599,8 @@ def same(runs: list[pathlib.Path]) -> str:
     """Each later run against the first, workload window by window (same
     kernel, topology, repetition and workload): the windows found in
     both, those identical in every column of cost.tsv, and the largest
-    relative difference of each figure of SAME. Runs booted with the same
+    relative difference of each figure of SAME (over the columns both
+    runs' cost.tsv have). Runs booted with the same
     --icount seeds should be identical; runs without --icount show what
     host time does to a repeated boot."""
     def load(run: pathlib.Path) -> dict[tuple[str, ...], dict[str, str]]:
@@ -623,7 +624,9 @@ def same(runs: list[pathlib.Path]) -> str:
         if not keys:
             raise CostError(f"{run} and {runs[0]} have no workload window in common (kernel, "
                             "topology, repetition, workload)")
-        ident = sum(first[k] == other[k] for k in keys)
+        # the columns both runs have (a later sfp may add one)
+        cols = first[keys[0]].keys() & other[keys[0]].keys()
+        ident = sum(all(first[k][c] == other[k][c] for c in cols) for k in keys)
         cells = []
         for key, _ in SAME:
             d = [x for k in keys if (x := _rel(first[k].get(key, ""), other[k].get(key, "")))
