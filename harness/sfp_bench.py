@@ -278,6 +278,9 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             raise BenchError(f"--seed wants a number, 0 or more, not {seed}")
         if (env.get("ACCEL") or "tcg") != "tcg":
             raise BenchError(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
+        if data.lines[choice.line].no_icount:
+            raise BenchError(f"--icount: not on {choice.line} (sfp.toml lines.\"{choice.line}\"."
+                             f"no_icount): {data.lines[choice.line].no_icount}")
         clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
         if clash:
             raise BenchError(f"--icount sets {', '.join(clash)} itself: leave "

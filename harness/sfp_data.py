@@ -32,6 +32,7 @@ class Line:
     mutation_table: str
     debian_package: str = ""
     no_catcher: tuple[tuple[str, str], ...] = ()
+    no_icount: str = ""          # why sfp bench --icount cannot boot this line, if it cannot
 
     @property
     def env_var(self) -> str:
@@ -231,12 +232,13 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
             raise DataError(f"{where}: a line is named X.Y")
         _table(where, v, {"known_good": str, "config_absent": list, "kunit_header": str,
                           "mutation_table": str},
-               {"debian_package": str, "no_catcher": dict})
+               {"debian_package": str, "no_catcher": dict, "no_icount": str})
         line = Line(name=name, known_good=v["known_good"],
                     config_absent=_strings(f"{where}.config_absent", v["config_absent"]),
                     kunit_header=v["kunit_header"], mutation_table=v["mutation_table"],
                     debian_package=v.get("debian_package", ""),
-                    no_catcher=_reasons(f"{where}.no_catcher", v.get("no_catcher", {})))
+                    no_catcher=_reasons(f"{where}.no_catcher", v.get("no_catcher", {})),
+                    no_icount=v.get("no_icount", ""))
         for sym in line.config_absent:
             if not _CONFIG.match(sym) or sym.startswith("CONFIG_"):
                 raise DataError(f"{where}.config_absent: '{sym}' is not an option name "

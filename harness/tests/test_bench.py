@@ -61,6 +61,10 @@ class Plan(unittest.TestCase):
         del self.env["ACCEL"]
         # without --icount, -Q may hold them
         self.refused("no work tree", qemu_opts="-icount shift=1")
+        # a line that does not boot under -icount says why
+        self.env["LINE"] = "6.1"
+        self.refused("--icount: not on 6.1 (sfp.toml lines.\"6.1\".no_icount): 6.1.192's guests "
+                     "hang", seed=1)
 
     def test_icount_boot_options(self):
         b = sfp_bench.Bench("6.12", P("b"), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
