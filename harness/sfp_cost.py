@@ -608,8 +608,7 @@ def same(runs: list[pathlib.Path]) -> str:
         if not tsv.is_file():
             raise CostError(f"{run}: no cost.tsv (an sfp bench --cost output directory whose "
                             "report was made)")
-        return {(r["kernel"], r["topology"], r["rep"], r["workload"]): r
-                for r in cost_rows(tsv)}
+        return windows(cost_rows(tsv))
     first, m0 = load(runs[0]), _meta(runs[0])
     L = ["| run | busy loops | seeds | kernel and initramfs bytes | windows in both | "
          "identical in every counter | "
@@ -624,9 +623,7 @@ def same(runs: list[pathlib.Path]) -> str:
         if not keys:
             raise CostError(f"{run} and {runs[0]} have no workload window in common (kernel, "
                             "topology, repetition, workload)")
-        # the columns both runs have (a later sfp may add one)
-        cols = first[keys[0]].keys() & other[keys[0]].keys()
-        ident = sum(all(first[k][c] == other[k][c] for c in cols) for k in keys)
+        ident = compare(first, other)[1]
         cells = []
         for key, _ in SAME:
             d = [x for k in keys if (x := _rel(first[k].get(key, ""), other[k].get(key, "")))
@@ -645,6 +642,25 @@ def same(runs: list[pathlib.Path]) -> str:
           "the windows where both have the figure.", "",
           "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
     return "\n".join(L) + "\n"
+
+
+Window = dict[tuple[str, ...], dict[str, str]]
+
+
+def windows(rows: list[dict[str, str]]) -> Window:
+    """A run's rows by (kernel, topology, repetition, workload)."""
+    return {(r["kernel"], r["topology"], r["rep"], r["workload"]): r for r in rows}
+
+
+def compare(a: Window, b: Window) -> tuple[int, int]:
+    """The windows both runs have, and those identical in every column
+    both runs' cost.tsv have (a later sfp may add one)."""
+    keys = a.keys() & b.keys()
+    if not keys:
+        return 0, 0
+    k0 = next(iter(keys))
+    cols = a[k0].keys() & b[k0].keys()
+    return len(keys), sum(all(a[k][c] == b[k][c] for c in cols) for k in keys)
 
 
 def cost_rows(tsv: pathlib.Path) -> list[dict[str, str]]:

@@ -94,6 +94,23 @@ def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
     return out
 
 
+def same_windows(data: Data) -> dict[str, int]:
+    """For every ordered pair of runs in docs/bench/cost/ and in
+    docs/bench/exact/: the workload windows both have (both_windows:DIR:A:B)
+    and those identical in every column (same_windows:DIR:A:B)."""
+    out = {}
+    for sub in ("cost", "exact"):
+        runs = {tsv.parent.name: sfp_cost.windows(sfp_cost.cost_rows(tsv)) for tsv in
+                sorted((data.root / "docs" / "bench" / sub).glob("*/cost.tsv"))}
+        for a, wa in runs.items():
+            for b, wb in runs.items():
+                if a != b:
+                    both, same = sfp_cost.compare(wa, wb)
+                    out[f"both_windows:{sub}:{a}:{b}"] = both
+                    out[f"same_windows:{sub}:{a}:{b}"] = same
+    return out
+
+
 def counters(data: Data) -> dict[str, int]:
     c: dict[str, int] = {}
     for line in data.line_names():
@@ -111,6 +128,7 @@ def counters(data: Data) -> dict[str, int]:
         c[f"cost_windows_equal:{run}"] = equal
     c["cost_windows:all"] = sum(n for n, _ in runs.values())
     c["cost_windows_equal:all"] = sum(e for _, e in runs.values())
+    c.update(same_windows(data))
     return c
 
 
