@@ -31,6 +31,7 @@ import dataclasses
 import math
 import pathlib
 import statistics
+from typing import Mapping, TypeVar
 
 # metric keys of results.tsv
 ATTEMPTS = "rr.lb.attempts_per_idle"
@@ -41,6 +42,7 @@ GATE_COST = "rr.gate.max_newidle_lb_cost_us"
 GATE_IDLE = "rr.gate.mean_avg_idle_us"
 LOSS = 0.05          # the loss of useful pulls the issue asks to resolve
 ALPHA, POWER = 0.05, 0.80
+K = TypeVar("K", int, str)  # a repetition: its number, or as cost.tsv spells it
 
 
 class RunError(Exception):
@@ -168,6 +170,13 @@ def plot(runs: list[Run], outdir: pathlib.Path) -> list[str]:
     return p.stdout.split()
 
 
+def pull_ratios(a: Mapping[K, float], b: Mapping[K, float]) -> list[float]:
+    """Patched's pulls over baseline's, per repetition both have (a:
+    baseline's by repetition, b: patched's); none where baseline pulled
+    nothing."""
+    return [b[r] / a[r] for r in sorted(a) if r in b and a[r] > 0]
+
+
 def power(ratios: list[float]) -> Power:
     """What a one-sided paired test on log ratios could resolve."""
     n = len(ratios)
@@ -188,7 +197,7 @@ def rows(run: Run) -> list[Row]:
             return (Spread.of(list(run.reps("baseline", t, metric).values())),
                     Spread.of(list(run.reps("patched", t, metric).values())))
         a, b = run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS)
-        ratios = [b[r] / a[r] for r in sorted(a) if r in b and a[r] > 0]
+        ratios = pull_ratios(a, b)
         gate = (Spread.of(list(run.reps("baseline", t, GATE_COST).values())),
                 Spread.of(list(run.reps("baseline", t, GATE_IDLE).values())))
         out.append(Row(run.version, run.mode, t, both(ATTEMPTS), both(WASTED), both(PULLS),

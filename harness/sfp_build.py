@@ -85,6 +85,10 @@ def check_tools() -> None:
                          "(or run 'make setup' as root)")
 
 
+# uname -v's user and host, in every build
+IDENTITY = ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu"]
+
+
 def reproducible(tree: pathlib.Path) -> list[str]:
     """The make variables that make a rebuild of the same source and config
     byte-identical (the kernel's reproducible-builds page): the user, host,
@@ -101,8 +105,7 @@ def reproducible(tree: pathlib.Path) -> list[str]:
                           check=False)
     stamp = date.stdout.strip() if date.returncode == 0 and date.stdout.strip() \
         else "Thu Jan  1 00:00:00 UTC 1970"
-    return ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu",
-            "KBUILD_BUILD_VERSION=1", f"KBUILD_BUILD_TIMESTAMP={stamp}"]
+    return [*IDENTITY, "KBUILD_BUILD_VERSION=1", f"KBUILD_BUILD_TIMESTAMP={stamp}"]
 
 
 def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], line: str,
@@ -152,8 +155,7 @@ def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], 
     with open(obj / "build.log", "w", encoding="utf-8", errors="replace") as log:
         proc = subprocess.Popen(make + ["CC=ccache gcc", "HOSTCC=ccache gcc",
                                         *(reproducible(tree) if env.get("SFP_REPRODUCIBLE")
-                                          == "1" else ["KBUILD_BUILD_USER=sched-fastpath",
-                                                       "KBUILD_BUILD_HOST=qemu"]),
+                                          == "1" else IDENTITY),
                                         f"-j{jobs}", "bzImage"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                 text=True, errors="replace")

@@ -44,7 +44,7 @@ import struct
 import subprocess
 
 import sfp_env
-from sfp_benchlines import Spread, power
+from sfp_benchlines import Spread, power, pull_ratios
 from sfp_data import ROOT
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
@@ -566,7 +566,7 @@ def _pulls(runs: list[pathlib.Path]) -> list[str]:
             got = {k: {r["rep"]: float(r["gained"]) for r in rows
                        if (r["kernel"], r["topology"]) == (k, t)} for k in ("baseline", "patched")}
             a, b = got["baseline"], got["patched"]
-            ratios = [b[r] / a[r] for r in sorted(a) if r in b and a[r] > 0]
+            ratios = pull_ratios(a, b)
             pw = power(ratios)
             seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}%"
             need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
