@@ -65,8 +65,18 @@ _CAUSE = (("stopper work", re.compile(r"cpu_stop_queue_work|stop_one_cpu|stop_ma
           ("socket", re.compile(r"^(sock_def_readable|sock_|unix_|sk_)")),
           ("timer", re.compile(r"hrtimer_wakeup|process_timeout")),
           ("futex", re.compile(r"futex")),
-          ("rcu", re.compile(r"rcu")),
+          # not irq_exit_rcu, the interrupt's exit: its name says only that
+          # it tells RCU
+          ("rcu", re.compile(r"^(?!_*irq_exit_rcu$).*rcu")),
           ("irq work or softirq", re.compile(r"wakeup_softirqd|irq_work|ksoftirqd")))
+# A wakeup made by the softirq loop itself, or by the interrupt's exit
+# that runs it: that is wakeup_softirqd() waking the CPU's ksoftirqd (it
+# and wake_up_process() leave no frame of their own: one is inlined, the
+# other a tail call). Only when the frame follows the wakeup directly: a
+# softirq handler's own wakeup has the handler's frames in between.
+_TTWU = re.compile(r"^(try_to_wake_up|ttwu_.*|wake_up_process|wake_up_state)$")
+_SOFTIRQ_EXIT = re.compile(r"^(handle_softirqs|__do_softirq|invoke_softirq|_*irq_exit_rcu|"
+                           r"wakeup_softirqd)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +168,9 @@ def setter(chain: tuple[str, ...]) -> Setter:
     cause = ""
     if how == "wakeup":
         cause = "other"
+        waker = [i for i, f in enumerate(chain) if _TTWU.match(f)]
+        if waker and waker[-1] + 1 < len(chain) and _SOFTIRQ_EXIT.match(chain[waker[-1] + 1]):
+            return Setter(klass, how, "ksoftirqd, from the softirq exit")
         for f in chain:
             hit = next((name for name, pat in _CAUSE if pat.search(f)), None)
             if hit:

@@ -9,7 +9,9 @@ a line builds (kunit/fair_kunit.c with the line's header: its #if
 SFT_... choices) in all and per suite, and the kselftest cases
 (TEST_F) per program, and per run of the cost mode committed under
 docs/bench/cost/ its workload windows and those where the plugin's
-balanced calls equal schedstat's attempts (its cost.tsv). A quoted
+balanced calls equal schedstat's attempts (its cost.tsv), and per count
+run under docs/bench/ whose guests ran the classify phase patched's sums
+of it (its results.tsv). A quoted
 sentence that is not in its file, or whose number differs from the
 count, is reported; so is any "N mutants", "N KUnit cases" or "N of M
 windows" in the watched files that no record quotes, so a new count
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+import sfp_benchlines
 import sfp_cost
 from sfp_data import Data
 
@@ -111,6 +114,25 @@ def same_windows(data: Data) -> dict[str, int]:
     return out
 
 
+def classify_sums(data: Data) -> dict[str, int]:
+    """For every count run under docs/bench/DIR/RUN/ whose boots ran the
+    classify phase: patched's sums over the repetitions, as sfp
+    bench-lines tables them (sfp_benchlines.class_rows), per topology,
+    workload and field (balances, pulled, unexplained, after_clear, sets,
+    empty_sets): classify:DIR:RUN:TOPOLOGY:WORKLOAD:FIELD."""
+    out: dict[str, int] = {}
+    for tsv in sorted((data.root / "docs" / "bench").glob("*/*/results.tsv")):
+        run = tsv.parent
+        try:
+            rows = sfp_benchlines.class_rows(sfp_benchlines.load(run))
+        except sfp_benchlines.RunError:
+            continue
+        for r in rows:
+            for field, n in r.counts.items():
+                out[f"classify:{run.parent.name}:{run.name}:{r.topology}:{r.workload}:{field}"] = n
+    return out
+
+
 def counters(data: Data) -> dict[str, int]:
     c: dict[str, int] = {}
     for line in data.line_names():
@@ -129,6 +151,7 @@ def counters(data: Data) -> dict[str, int]:
     c["cost_windows:all"] = sum(n for n, _ in runs.values())
     c["cost_windows_equal:all"] = sum(e for _, e in runs.values())
     c.update(same_windows(data))
+    c.update(classify_sums(data))
     return c
 
 

@@ -40,6 +40,22 @@ class Setters(unittest.TestCase):
             "sched_balance_rq<sched_balance_domains<sched_balance_softirq": Setter("recompute", "periodic pass"),
             "sched_balance_rq<sched_balance_newidle<pick_next_task_fair": Setter("recompute", "newly-idle pass"),
             "load_balance<newidle_balance": Setter("recompute", "newly-idle pass"),
+            # the softirq loop waking ksoftirqd (wakeup_softirqd inlined,
+            # wake_up_process a tail call): not RCU's, though irq_exit_rcu
+            # is on the stack
+            "enqueue_task_fair<enqueue_task<ttwu_do_activate<try_to_wake_up<handle_softirqs<irq_exit_rcu"
+            "<sysvec_apic_timer_interrupt": Setter("fair", "wakeup", "ksoftirqd, from the softirq exit"),
+            "enqueue_task_fair<ttwu_do_activate<try_to_wake_up<irq_exit_rcu<sysvec_apic_timer_interrupt":
+                Setter("fair", "wakeup", "ksoftirqd, from the softirq exit"),
+            # RCU's softirq waking its grace-period kthread is RCU's
+            "enqueue_task_fair<enqueue_task<ttwu_do_activate<try_to_wake_up<swake_up_one<rcu_core"
+            "<handle_softirqs<irq_exit_rcu": Setter("fair", "wakeup", "rcu"),
+            # a softirq handler's wakeup is the handler's
+            "enqueue_task_fair<ttwu_do_activate<try_to_wake_up<kick_pool<__queue_work<call_timer_fn"
+            "<__run_timers<run_timer_softirq<handle_softirqs<irq_exit_rcu": Setter("fair", "wakeup", "workqueue"),
+            # an unknown waker under the interrupt's exit is not RCU's either
+            "enqueue_task_fair<ttwu_do_activate<try_to_wake_up<mystery_fn<handle_softirqs<irq_exit_rcu":
+                Setter("fair", "wakeup", "other"),
             "mystery": Setter("?", "other"),
         }
         for chain, want in cases.items():

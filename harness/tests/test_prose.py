@@ -42,6 +42,22 @@ class Counters(unittest.TestCase):
             self.assertLessEqual(equal, n)
             self.assertEqual(self.c[f"cost_windows_equal:{run}"], equal)
 
+    def test_classify_sums_are_patched_repetitions(self):
+        # Each counter is patched's rows of results.tsv summed over the
+        # repetitions; baseline's classify rows are empty.
+        run = self.d.root / "docs/bench/exact/6.12-classify"
+        want: dict[str, float] = {}
+        for ln in (run / "results.tsv").read_text().splitlines()[1:]:
+            kernel, topo, _, _, metric, value = ln.split("\t")
+            wl, _, field = metric.partition(".classify.")
+            if field in ("balances", "sets") and value:
+                self.assertEqual(kernel, "patched")
+                key = f"classify:exact:6.12-classify:{topo}:{wl}:{field}"
+                want[key] = want.get(key, 0) + float(value)
+        self.assertEqual(len(want), 8)
+        for key, n in want.items():
+            self.assertEqual(self.c[key], n)
+
     def test_committed_docs_agree(self):
         problems, checked = sfp_prose.check(self.d)
         self.assertEqual(problems, [])
