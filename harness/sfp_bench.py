@@ -50,6 +50,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import datetime
+import fcntl
 import hashlib
 import os
 import pathlib
@@ -61,7 +62,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable
+from typing import IO, Callable
 
 import sfp_cost
 import sfp_env
@@ -450,9 +451,37 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
+def lock(bdir: pathlib.Path, out: pathlib.Path) -> IO[str]:
+    """Hold BUILD/LINE/bench/lock for the run: two runs of one line and
+    BUILD would rebuild the same two kernels, programs and plugin under
+    each other's boots (a count run's kernels lack the cost mode's
+    noinline balance, which 6.19 and later inline). Released when the
+    file is closed, or with the process, however it ends."""
+    bdir.mkdir(parents=True, exist_ok=True)
+    f = open(bdir / "lock", "a+", encoding="utf-8")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        who = f.read().strip() or "a process"
+        f.close()
+        raise BenchError(f"{bdir.parent}: another sfp bench is running there ({who}); it "
+                         "builds the same kernels: wait for it, or give this run another BUILD")
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()}, output {out}\n")
+    f.flush()
+    return f
+
+
 def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
     """Build, boot, report; the exit status (1 when a boot failed after
     its retry, or the smoke checks failed)."""
+    with lock(b.build / "bench", b.out):
+        return _run(b, data, env, say)
+
+
+def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
     stages = sfp_run.Stages(pathlib.Path(env["STAGE_TIMES"]) if env.get("STAGE_TIMES")
                             else None, fresh=False)
     bdir = b.build / "bench"

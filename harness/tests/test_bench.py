@@ -109,6 +109,21 @@ class Plan(unittest.TestCase):
         self.assertTrue((used / "earlier-run").exists())
 
 
+class Lock(unittest.TestCase):
+    def test_second_run_refused_until_the_first_ends(self):
+        # Two runs of one line and BUILD would rebuild the same kernels
+        # under each other's boots: the second is refused, naming the first.
+        with tempfile.TemporaryDirectory() as t:
+            bdir = P(t) / "6.12" / "bench"
+            with sfp_bench.lock(bdir, P(t) / "out1"):
+                with self.assertRaisesRegex(sfp_bench.BenchError,
+                                            r"another sfp bench is running there "
+                                            r"\(pid \d+, output .*out1\)"):
+                    sfp_bench.lock(bdir, P(t) / "out2")
+            with sfp_bench.lock(bdir, P(t) / "out2"):   # released: taken again
+                self.assertIn("out2", (bdir / "lock").read_text())
+
+
 class Logs(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
