@@ -42,6 +42,7 @@ GATE_COST = "rr.gate.max_newidle_lb_cost_us"
 GATE_IDLE = "rr.gate.mean_avg_idle_us"
 LOSS = 0.05          # the loss of useful pulls the issue asks to resolve
 ALPHA, POWER = 0.05, 0.80
+BOUND_N = 30         # repetitions from which power() states the ratio's bound
 K = TypeVar("K", int, str)  # a repetition: its number, or as cost.tsv spells it
 
 
@@ -84,6 +85,11 @@ class Power:
     sd_log: float | None           # spread of log(patched/baseline) pulls
     detectable_loss: float | None  # at ALPHA, POWER with n repetitions
     reps_for_loss: int | None      # repetitions for a LOSS loss
+    # The ratio itself, from BOUND_N repetitions on (the normal quantile
+    # stands for Student's t there): the geometric mean of the ratios and
+    # its one-sided lower bound at 1 - ALPHA confidence.
+    gmean: float | None = None
+    lower: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +193,11 @@ def power(ratios: list[float]) -> Power:
     z = statistics.NormalDist().inv_cdf(1 - ALPHA) + statistics.NormalDist().inv_cdf(POWER)
     loss = 1 - math.exp(-z * sd / math.sqrt(n))
     need = math.ceil((z * sd / -math.log(1 - LOSS)) ** 2) if sd > 0 else n
-    return Power(n, sd, loss, max(need, 3))
+    if n < BOUND_N:
+        return Power(n, sd, loss, max(need, 3))
+    mean = statistics.fmean(logs)
+    za = statistics.NormalDist().inv_cdf(1 - ALPHA)
+    return Power(n, sd, loss, max(need, 3), math.exp(mean), math.exp(mean - za * sd / math.sqrt(n)))
 
 
 def rows(run: Run) -> list[Row]:

@@ -119,6 +119,15 @@ class Power(unittest.TestCase):
         self.assertAlmostEqual(p.detectable_loss, 1 - math.exp(-2.486475 * s / 2), places=5)
         self.assertEqual(p.reps_for_loss, math.ceil((2.486475 * s / -math.log(0.95)) ** 2))
 
+    def test_ratio_and_its_bound_from_30_repetitions(self):
+        self.assertIsNone(power([1.0, 0.9, 1.1] * 9).lower)   # 27
+        r = [math.exp(x) for x in (-0.1, 0.0, 0.1, 0.2)] * 8   # 32: mean 0.05
+        p = power(r)
+        s = p.sd_log
+        self.assertAlmostEqual(p.gmean, math.exp(0.05))
+        self.assertAlmostEqual(p.lower, math.exp(0.05 - 1.6448536 * s / math.sqrt(32)), places=6)
+        self.assertLess(p.lower, p.gmean)
+
     def test_more_spread_needs_more(self):
         a = power([0.9, 1.0, 1.1]).reps_for_loss
         b = power([0.6, 1.0, 1.6]).reps_for_loss

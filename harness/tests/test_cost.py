@@ -331,7 +331,7 @@ class Figures(unittest.TestCase):
         pw = sfp_cost.power([1.0, 0.9, 1.1])
         self.assertIn(f"| run | smp4 | 10 (10-20; 100.0%) | 11 (10-18; 72.7%) | "
                       f"1.00 (0.9-1.10; 20.0%) | {100 * pw.detectable_loss:.0f}% | "
-                      f"{pw.reps_for_loss} |", t)
+                      f"{pw.reps_for_loss} | - |", t)
         # a run without the column: no table
         (run / "cost.tsv").write_text("kernel\ttopology\trep\tworkload\nbaseline\tsmp4\t1\tmix\n")
         self.assertEqual(sfp_cost._pulls([run]), [])
