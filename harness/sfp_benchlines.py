@@ -190,14 +190,13 @@ def power(ratios: list[float]) -> Power:
     if n < 3 or len(logs) != n:
         return Power(n, None, None, None)
     sd = statistics.stdev(logs)
-    z = statistics.NormalDist().inv_cdf(1 - ALPHA) + statistics.NormalDist().inv_cdf(POWER)
+    za = statistics.NormalDist().inv_cdf(1 - ALPHA)
+    z = za + statistics.NormalDist().inv_cdf(POWER)
     loss = 1 - math.exp(-z * sd / math.sqrt(n))
     need = math.ceil((z * sd / -math.log(1 - LOSS)) ** 2) if sd > 0 else n
-    if n < BOUND_N:
-        return Power(n, sd, loss, max(need, 3))
     mean = statistics.fmean(logs)
-    za = statistics.NormalDist().inv_cdf(1 - ALPHA)
-    return Power(n, sd, loss, max(need, 3), math.exp(mean), math.exp(mean - za * sd / math.sqrt(n)))
+    bound = (math.exp(mean), math.exp(mean - za * sd / math.sqrt(n))) if n >= BOUND_N else (None, None)
+    return Power(n, sd, loss, max(need, 3), *bound)
 
 
 def rows(run: Run) -> list[Row]:
