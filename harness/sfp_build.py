@@ -108,6 +108,21 @@ def reproducible(tree: pathlib.Path) -> list[str]:
     return [*IDENTITY, "KBUILD_BUILD_VERSION=1", f"KBUILD_BUILD_TIMESTAMP={stamp}"]
 
 
+def configure(tree: pathlib.Path, obj: pathlib.Path, frags: list[pathlib.Path],
+              env: dict[str, str]) -> pathlib.Path:
+    """OBJ/.config from FRAGS, merged onto allnoconfig by TREE's
+    merge_config.sh; its path. BuildError if merge_config.sh fails."""
+    obj.mkdir(parents=True, exist_ok=True)
+    with open(obj / "merge_config.log", "wb") as log:
+        rc = subprocess.run(["scripts/kconfig/merge_config.sh", "-n", "-O", str(obj),
+                             *map(str, frags)], cwd=tree, stdout=log, stderr=subprocess.STDOUT,
+                            env=env, check=False).returncode
+    if rc:
+        print("\n".join(_lines(obj / "merge_config.log")[-20:]), file=sys.stderr, flush=True)
+        raise BuildError(f"merge_config.sh failed (log: {obj}/merge_config.log)")
+    return obj / ".config"
+
+
 def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], line: str,
           config_absent: tuple[str, ...], build_dir: pathlib.Path,
           say: Callable[[str], None], env: dict[str, str]) -> str:
@@ -127,13 +142,7 @@ def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], 
     env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build_dir.resolve()))
 
     say(f"config: {''.join(f.name + ' ' for f in frags)}-> {obj}/.config")
-    with open(obj / "merge_config.log", "wb") as log:
-        rc = subprocess.run(["scripts/kconfig/merge_config.sh", "-n", "-O", str(obj),
-                             *map(str, frags)], cwd=tree, stdout=log, stderr=subprocess.STDOUT,
-                            env=env, check=False).returncode
-    if rc:
-        print("\n".join(_lines(obj / "merge_config.log")[-20:]), file=sys.stderr, flush=True)
-        raise BuildError(f"merge_config.sh failed (log: {obj}/merge_config.log)")
+    configure(tree, obj, frags, env)
 
     missing = []
     for m in config_unmet(obj / ".config", frags):

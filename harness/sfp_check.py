@@ -15,8 +15,11 @@ N failed':
      variable or flag, missing package, QEMU not installed, no disk
      space) gives a one-line error and leaves the user's tree (git
      status, HEAD) and the build directory as they were;
-  3. the main job (sfp run) on every line checked in 1: build, boot,
-     KUnit and kselftests in the guest;
+  3. the main job (sfp run) on the default line, and on every other line
+     checked in 1 the distro kind (sfp run -K distro: the scheduler
+     configured as the distribution configures it, harness/sfp_distro.py):
+     build, boot, KUnit and kselftests in the guest; with --full both
+     kinds on every line;
   4. (--full) the robot checks (sfp robot --quick) on every line checked
      in 1: kernel/sched/ of each patch of the series on its own, of
      patched in the configs of kernel-config/robot/, with W=1 and sparse
@@ -487,6 +490,10 @@ class Check:
         for what, pat, cmd, env in (
                 ("./sfp run -K fast", "unknown kernel kind 'fast'", [SFP, "run", "-K", "fast"],
                  None),
+                ("DISTRO_CONFIG=missing ./sfp run -K distro",
+                 f"the distribution's config '{c}/nonexistent.xz' not found",
+                 [SFP, "run", "-K", "distro"],
+                 _env(self.env, DISTRO_CONFIG=f"{c}/nonexistent.xz")),
                 ("sfp stress -m abc", "-m wants a whole number of minutes > 0, not 'abc'",
                  [SFP, "stress", "-m", "abc"], None),
                 ("sfp stress -t sock4x2 (kind debug)", "kernel kind 'debug' is built without",
@@ -778,32 +785,37 @@ class Check:
 
     # --- stages 3 to 7: kernels -------------------------------------------------------
 
-    def main_job_cases(self, line: str) -> None:
-        """The main job (sfp run) on LINE. Its own stages print their wall
+    def main_job_cases(self, line: str, kind: str = "") -> None:
+        """The main job (sfp run) on LINE, or with KIND a kernel of that
+        kind (sfp run -K KIND -n KIND). Its own stages print their wall
         times; its results are merged into make check's, the source
-        column saying the line."""
+        column saying the line (and the kind)."""
         t0 = time.monotonic()
         src = self.data.lines[line].default_source(self.env)
         v = sfp_env.source_version(pathlib.Path(src))
-        print(f"==> main job, line {line}: Linux {v} from {src}", flush=True)
-        rc = subprocess.run([SFP, "run"], env=self.on_line(line), cwd=ROOT,
-                            check=False).returncode
-        logs = sfp_run.kernel_logs(self.top / line, "patched")
+        what = f"{kind} kernel" if kind else "main job"
+        print(f"==> {what}, line {line}: Linux {v} from {src}", flush=True)
+        name = kind or "patched"
+        cmd = [SFP, "run", "-K", kind, "-n", kind] if kind else [SFP, "run"]
+        rc = subprocess.run(cmd, env=self.on_line(line), cwd=ROOT, check=False).returncode
+        logs = sfp_run.kernel_logs(self.top / line, name)
         res = logs / "results.tsv"
+        tag = f"{line}-{kind}" if kind else line
         if res.is_file() and res.stat().st_size:
             with open(self.chk / "main-job.tsv", "a", encoding="utf-8") as f:
                 for ln in res.read_text().splitlines():
-                    f.write(f"{line}/{ln}\n")
+                    f.write(f"{tag}/{ln}\n")
         else:
-            self.record("run", "main_job", "FAIL", f"./sfp run exited {rc} before any test ran",
-                        source=f"{line}/project")
+            self.record("run", f"{kind or 'main'}_job", "FAIL",
+                        f"./sfp {' '.join(cmd[1:])} exited {rc} before any test ran",
+                        source=f"{tag}/project")
         dt = int(time.monotonic() - t0)
         with open(self.chk / "stage-times.tsv", "a", encoding="utf-8") as f:
             if (logs / "stage-times.tsv").is_file():
                 for ln in (logs / "stage-times.tsv").read_text().splitlines():
-                    f.write(f"line {line}: {ln}\n")
-            f.write(f"main job, line {line}\t{dt}\n")
-        print(f"<== main job, line {line}: {dt}s", flush=True)
+                    f.write(f"{what}, line {line}: {ln}\n")
+            f.write(f"{what}, line {line}\t{dt}\n")
+        print(f"<== {what}, line {line}: {dt}s", flush=True)
 
     def robot_cases(self, line: str) -> None:
         with self.stages.stage(f"robot checks, line {line} (kernel/sched/ objects)"), \
@@ -974,8 +986,13 @@ echo "sfp: guest tiny up" >/dev/console
             self.series_cases(line)
         self.scripts_cases()
         if not self.quick:
+            # The default line's main job (the later stages boot its
+            # kernel), every other line on the distro kind (the
+            # distribution's scheduler options); --full: both on every line.
             for line in checked:
-                self.main_job_cases(line)
+                for kind in ("", "distro") if self.full else \
+                        ("",) if line == self.default else ("distro",):
+                    self.main_job_cases(line, kind)
             if self.full:
                 for line in checked:
                     self.robot_cases(line)

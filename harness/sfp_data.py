@@ -33,6 +33,9 @@ class Line:
     debian_package: str = ""
     no_catcher: tuple[tuple[str, str], ...] = ()
     no_icount: str = ""          # why sfp bench --icount cannot boot this line, if it cannot
+    distro_config: str = ""      # PACKAGE:FILE, the distribution's .config (sfp_distro)
+    # options the distro kind cannot give the distribution's value, and why
+    distro_differs: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def env_var(self) -> str:
@@ -58,6 +61,7 @@ class Kind:
     fragments: tuple[str, ...]
     patches: tuple[str, ...]
     append: str
+    distro: bool = False  # plus the distribution's scheduler options (sfp_distro)
 
     @property
     def numa(self) -> bool:
@@ -181,6 +185,14 @@ def _reasons(where: str, value: dict) -> tuple[tuple[str, str], ...]:
     return tuple(value.items())
 
 
+def _option_reasons(where: str, value: dict) -> dict[str, str]:
+    for sym, why in value.items():
+        if not _CONFIG.match(sym) or sym.startswith("CONFIG_") or not isinstance(why, str) \
+                or not why:
+            raise DataError(f"{where}: '{sym}' must be OPTION = \"reason\" (without CONFIG_)")
+    return dict(value)
+
+
 def _check_topology(t: Topology) -> None:
     where = f"topologies.{t.name}"
     m = _SMP.match(t.smp)
@@ -232,13 +244,20 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
             raise DataError(f"{where}: a line is named X.Y")
         _table(where, v, {"known_good": str, "config_absent": list, "kunit_header": str,
                           "mutation_table": str},
-               {"debian_package": str, "no_catcher": dict, "no_icount": str})
+               {"debian_package": str, "no_catcher": dict, "no_icount": str,
+                "distro_config": str, "distro_differs": dict})
         line = Line(name=name, known_good=v["known_good"],
                     config_absent=_strings(f"{where}.config_absent", v["config_absent"]),
                     kunit_header=v["kunit_header"], mutation_table=v["mutation_table"],
                     debian_package=v.get("debian_package", ""),
                     no_catcher=_reasons(f"{where}.no_catcher", v.get("no_catcher", {})),
-                    no_icount=v.get("no_icount", ""))
+                    no_icount=v.get("no_icount", ""),
+                    distro_config=v.get("distro_config", ""),
+                    distro_differs=_option_reasons(f"{where}.distro_differs",
+                                                   v.get("distro_differs", {})))
+        if line.distro_config and not re.match(r"^[a-z0-9.+-]+:[^/]+$", line.distro_config):
+            raise DataError(f"{where}.distro_config: '{line.distro_config}' is not "
+                            "PACKAGE:FILE (a file of /usr/src/PACKAGE/)")
         for sym in line.config_absent:
             if not _CONFIG.match(sym) or sym.startswith("CONFIG_"):
                 raise DataError(f"{where}.config_absent: '{sym}' is not an option name "
@@ -257,10 +276,11 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
     for name, v in raw["kinds"].items():
         where = f"kinds.{name}"
         _table(where, v, {"default_fragments": bool, "fragments": list, "patches": list,
-                          "append": str}, {})
+                          "append": str}, {"distro": bool})
         kind = Kind(name=name, default_fragments=v["default_fragments"],
                     fragments=_strings(f"{where}.fragments", v["fragments"]),
-                    patches=_strings(f"{where}.patches", v["patches"]), append=v["append"])
+                    patches=_strings(f"{where}.patches", v["patches"]), append=v["append"],
+                    distro=v.get("distro", False))
         if not kind.default_fragments and not kind.fragments:
             raise DataError(f"{where}: no config at all (default_fragments false, no fragments)")
         for frag in kind.fragments:

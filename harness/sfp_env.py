@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 
+import sfp_distro
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
 
 # variable: (what it is, the check), for the numbers the scripts take.
@@ -185,6 +186,11 @@ def validate(data: Data, env: dict[str, str], kind: str | None = None,
             data.topology(topology)
         if kind:
             data.kind(kind)
+            if data.kind(kind).distro:
+                try:
+                    sfp_distro.read_source(sfp_distro.source(data, choice.line, env))
+                except sfp_distro.DistroError as e:
+                    raise InputError(str(e)) from e
         if topology and (kind or data.topology(topology).nodes):
             data.check_run(kind or "main", topology)
         if topology and env.get("MEM"):

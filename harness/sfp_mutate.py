@@ -43,14 +43,16 @@ class Verdict:
         return self.verdict.startswith(("caught", "clean"))
 
 
-def variant(data: Data, line: str, name: str) -> Variant:
+def variant(data: Data, line: str, name: str, mutants: pathlib.Path | None = None) -> Variant:
+    """NAME's record: the control, baseline, or MUTANTS/NAME.patch
+    (default tests/mutants/LINE/)."""
     if name == "patched":
         return Variant(name, "nothing (control)", "")
     if name == "baseline":
         # As the table has always shown it: the cases, each followed by a space.
         return Variant(name, "both feature patches (baseline + the kselftests)",
                        "".join(c + " " for c in data.baseline_fails))
-    path = data.root / "tests" / "mutants" / line / f"{name}.patch"
+    path = (mutants or data.root / "tests" / "mutants" / line) / f"{name}.patch"
     head = path.read_text(encoding="utf-8").splitlines()[:4]
     what = head[0].removeprefix("mutant: ") if head and head[0].startswith("mutant: ") else ""
     expect = head[1].removeprefix("expect: ") if len(head) > 1 and head[1].startswith("expect: ") else ""
@@ -260,9 +262,9 @@ def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
 
 
 def judge_from_logs(data: Data, line: str, name: str, boots: int, out: pathlib.Path,
-                    run_rc: int = 0) -> Verdict:
+                    run_rc: int = 0, mutants: pathlib.Path | None = None) -> Verdict:
     results = [read(out / name / str(b)) for b in range(1, boots + 1)]
-    return judge(variant(data, line, name), boots, results, out, run_rc)
+    return judge(variant(data, line, name, mutants), boots, results, out, run_rc)
 
 
 def debug_table(verdicts: list[DebugVerdict]) -> list[str]:

@@ -39,6 +39,7 @@ from typing import Callable, TextIO
 
 import sfp_boot
 import sfp_build
+import sfp_distro
 import sfp_env
 import sfp_guest
 import sfp_lab
@@ -199,10 +200,24 @@ def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
     return out
 
 
-def kind_fragments(data: Data, kind: str, tree: pathlib.Path) -> list[pathlib.Path]:
+def kind_fragments(data: Data, kind: str, tree: pathlib.Path, line: str = "",
+                   env: dict[str, str] | None = None,
+                   out: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """KIND's fragments for TREE. A distro kind's first fragment, the
+    scheduler's options as LINE's distribution has them, is written into
+    the directory OUT (sfp_distro)."""
     k = data.kind(kind)
-    return (default_fragments(tree) if k.default_fragments else []) + \
-        [ROOT / "kernel-config" / f for f in k.fragments]
+    frags = default_fragments(tree) if k.default_fragments else []
+    own = [ROOT / "kernel-config" / f for f in k.fragments]
+    if not k.distro:
+        return frags + own
+    # The distribution's values go after base.config and before the
+    # tests' own fragments, whose needs (KUnit, say) win where they differ.
+    if not line or out is None:
+        raise sfp_distro.DistroError(f"kind '{kind}' needs a line and a build directory")
+    gen = sfp_distro.fragment(data, line, tree, env if env is not None else dict(os.environ),
+                              out / "distro-sched.config")
+    return frags[:1] + [gen] + own + frags[1:]
 
 
 # --- the report's header: what was built from what ------------------------------
@@ -389,15 +404,21 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
                 tree = checkout_ref(run, tree, say)
     if not run.boot_only:
         with stages.stage("build"):
-            frags = list(run.fragments) or (kind_fragments(data, run.kind, tree) if run.kind
-                                            else default_fragments(tree))
             try:
+                frags = list(run.fragments) or (
+                    kind_fragments(data, run.kind, tree, run.line, child, run.obj) if run.kind
+                    else default_fragments(tree))
                 sfp_build.build(tree, run.obj, frags + list(run.extra_fragments), run.line,
                                 data.lines[run.line].config_absent, run.build, say, child)
-            except sfp_build.BuildError as e:
+            except (sfp_build.BuildError, sfp_distro.DistroError) as e:
                 raise RunFailed(str(e)) from e
             (run.obj / "fragments.txt").write_text(
                 "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
+            if run.kind and data.kind(run.kind).distro:
+                (run.logdir / "distro-options.md").write_text(sfp_distro.table(
+                    data, run.line, tree, child, {run.kind: run.obj / ".config"}))
+                say(f"the scheduler's options, the distribution's and this kernel's: "
+                    f"{run.logdir}/distro-options.md")
         with stages.stage("guest"):
             try:
                 sfp_guest.build(sfp_guest.from_flags(run.obj, run.obj / "initramfs.cpio.gz",

@@ -36,7 +36,9 @@ Make sure these Debian packages are installed:
   ${PKGS//$'\n'/ }
 and, when KSRC is not set, the Debian package of every line that has one
 (debian_package in sfp.toml; lines: $ls): each such
-line's default kernel source, used by make check.
+line's default kernel source, used by make check; and the package of
+each line's distribution config (distro_config: the distro kind's
+scheduler options).
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
 EOF
@@ -56,6 +58,12 @@ if [ -z "${KSRC:-}" ]; then
 		[ -z "$pkg" ] || PKGS="$PKGS $pkg"
 	done
 fi
+# The distro kind's configurations (distro_config): small packages of
+# config files, wanted with or without KSRC.
+for l in $(lines); do
+	pkg=$("$SFP" get line "$l" distro_package)
+	case " $PKGS " in *" $pkg "*) ;; *) [ -z "$pkg" ] || PKGS="$PKGS $pkg" ;; esac
+done
 command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script supports Debian 12 only"
 missing=
 for p in $PKGS; do

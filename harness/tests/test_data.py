@@ -110,13 +110,19 @@ class BadRecords(unittest.TestCase):
                      r"lines.6.1: 'known_good' is missing")
 
     def test_wrong_type(self):
-        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED"]', 'config_absent = "X"',
-                     r"config_absent: list wanted")
+        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED", "NUMA_MIGRATION"]',
+                     'config_absent = "X"', r"config_absent: list wanted")
+
+    def test_bad_distro_records(self):
+        self.refused('distro_config = "linux-config-6.1:config.amd64_none_amd64.xz"',
+                     'distro_config = "/usr/src/x.xz"', r"is not PACKAGE:FILE")
+        self.refused('PREEMPT_VOLUNTARY = "7.1 offers',
+                     'CONFIG_PREEMPT_VOLUNTARY = "7.1 offers', r"must be OPTION = \"reason\"")
 
     def test_bad_option_name(self):
-        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED"]',
+        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED", "NUMA_MIGRATION"]',
                      'config_absent = ["CONFIG_KUNIT"]', "not an option name")
-        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED"]',
+        self.refused('config_absent = ["KUNIT_AUTORUN_ENABLED", "NUMA_MIGRATION"]',
                      'config_absent = ["kunit"]', "not an option name")
 
     def test_line_without_series(self):

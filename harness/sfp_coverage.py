@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Which code of the two mechanisms the tests execute: gcov counts of
+kernel/sched/ after every test of a boot, per function and per call site.
+
+A coverage kind (sfp.toml: coverage, on the main kind's config, and
+coverage-distro, on the distribution's) builds the line's patched tree
+with CONFIG_GCOV_KERNEL and GCOV_PROFILE for kernel/sched/
+(tests/debug/gcov-kernel-sched.patch) and boots it with the usual tests;
+the guest program scripts/guest/gcov_dump.sh then sends the .gcda files
+back over the guest's port. The host runs gcov (the compiler's own, in
+JSON form) on them with the build's .gcno files and sums the counts of
+every unit that includes a line (an inline function of sched.h is
+compiled into several).
+
+What is reported is found by rule, not chosen:
+  - the mechanisms' functions and their call sites, by the rule that
+    also places sfp mutants' mutants (harness/sfp_mutgen.py): every
+    function that holds a line the series adds or changes under
+    kernel/sched/ (git diff baseline patched, the tests left out), and
+    every line under kernel/sched/ that calls one of them;
+  - per function, its lines and branches executed, and each line never
+    executed; per call site, how often it ran.
+The report is BUILD/LINE/coverage/KIND.md (and KIND.json with the same
+figures).
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import io
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import tarfile
+from typing import Callable
+
+import sfp_mutgen
+
+GCOV_BEGIN, GCOV_END = "# gcov-begin", "# gcov-end"
+KINDS = ("coverage", "coverage-distro")
+DUMP = "scripts/guest/gcov_dump.sh"
+
+
+class CoverageError(Exception):
+    """No counts can be had; one line."""
+
+
+def gcda_archive(guest_log: str) -> bytes:
+    """The gzip'd tar that gcov_dump.sh printed between its markers."""
+    lines = guest_log.replace("\r", "").splitlines()
+    try:
+        a = lines.index(GCOV_BEGIN)
+        b = lines.index(GCOV_END, a)
+    except ValueError as e:
+        raise CoverageError("the guest log has no gcov counts (no '# gcov-begin' ... "
+                            "'# gcov-end': did gcov_dump.sh run?)") from e
+    body = "".join(ln[2:] for ln in lines[a + 1:b] if ln.startswith("# "))
+    try:
+        return gzip.decompress(base64.b64decode(body, validate=True))
+    except (ValueError, OSError, EOFError) as e:
+        raise CoverageError(f"the gcov counts in the guest log are damaged ({e})") from e
+
+
+def unpack(archive: bytes, obj: pathlib.Path, out: pathlib.Path) -> list[pathlib.Path]:
+    """The .gcda files of ARCHIVE in OUT, each beside its .gcno from
+    OBJ/kernel/sched/; the .gcda paths."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    got = []
+    with tarfile.open(fileobj=io.BytesIO(archive)) as t:
+        for m in t.getmembers():
+            name = pathlib.PurePath(m.name).name
+            if not m.isfile() or not name.endswith(".gcda"):
+                continue
+            f = t.extractfile(m)
+            assert f is not None
+            (out / name).write_bytes(f.read())
+            gcno = obj / "kernel" / "sched" / (name[:-5] + ".gcno")
+            if not gcno.is_file():
+                raise CoverageError(f"{gcno} not found: the counts are not of this build")
+            shutil.copy(gcno, out / gcno.name)
+            got.append(out / name)
+    if not got:
+        raise CoverageError("the gcov archive holds no .gcda file")
+    return sorted(got)
+
+
+@dataclasses.dataclass
+class LineCount:
+    count: int = 0
+    branches: list[int] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class Func:
+    file: str      # kernel/sched/NAME
+    name: str
+    start: int
+    end: int
+
+
+Counts = dict[tuple[str, int], LineCount]
+
+
+def _rel(path: str) -> str:
+    m = re.search(r"(kernel/sched/.*)$", path)
+    return m.group(1) if m else path
+
+
+def gcov_json(gcdas: list[pathlib.Path]) -> Counts:
+    """gcov -j -b on each unit; the line counts of kernel/sched/ files,
+    summed over units."""
+    counts: Counts = {}
+    for gcda in gcdas:
+        r = subprocess.run(["gcov", "-j", "-b", "-o", str(gcda.parent), gcda.name[:-5] + ".c"],
+                           cwd=gcda.parent, capture_output=True, text=True, check=False)
+        js = gcda.parent / (gcda.name[:-5] + ".gcda.gcov.json.gz")
+        if not js.is_file():
+            cands = list(gcda.parent.glob(gcda.name[:-5] + "*.gcov.json.gz"))
+            if not cands:
+                raise CoverageError(f"gcov made nothing of {gcda.name}: {r.stderr.strip()[:200]}")
+            js = cands[0]
+        doc = json.loads(gzip.decompress(js.read_bytes()))
+        js.unlink()
+        for f in doc.get("files", []):
+            rel = _rel(f["file"])
+            if not rel.startswith("kernel/sched/"):
+                continue
+            for ln in f.get("lines", []):
+                lc = counts.setdefault((rel, ln["line_number"]), LineCount())
+                lc.count += ln["count"]
+                br = [b["count"] for b in ln.get("branches", [])]
+                if len(lc.branches) < len(br):
+                    lc.branches += [0] * (len(br) - len(lc.branches))
+                for i, c in enumerate(br):
+                    lc.branches[i] += c
+    return counts
+
+
+@dataclasses.dataclass(frozen=True)
+class CallSite:
+    file: str
+    line: int
+    callee: str
+    caller: str
+    text: str
+    count: int | None   # None: no code there in any unit (compiled out)
+
+
+def mechanism(tree: pathlib.Path) -> tuple[list[Func], list[CallSite]]:
+    """The mechanisms' functions and call sites, by sfp_mutgen's rule (the
+    same places its mutants are made), with no counts yet."""
+    funcs, sites = sfp_mutgen.places(tree, sfp_mutgen.changed_lines(tree))
+    return ([Func(f, n, s, e) for f, n, s, e in funcs],
+            [CallSite(f, n, callee, caller, text, None) for f, n, callee, caller, text in sites])
+
+
+def counted(sites: list[CallSite], counts: Counts) -> list[CallSite]:
+    out = []
+    for s in sites:
+        lc = counts.get((s.file, s.line))
+        out.append(dataclasses.replace(s, count=lc.count if lc else None))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class FuncCoverage:
+    func: Func
+    lines: int
+    lines_run: int
+    branches: int
+    branches_taken: int
+    never_run: tuple[int, ...]
+    branch_lines: tuple[int, ...]   # lines with a branch never taken
+
+
+def function_coverage(mech: list[Func], counts: Counts) -> list[FuncCoverage]:
+    out = []
+    for f in mech:
+        rows = [(n, counts[(f.file, n)]) for n in range(f.start, f.end + 1)
+                if (f.file, n) in counts]
+        out.append(FuncCoverage(
+            f, len(rows), sum(1 for _, c in rows if c.count), sum(len(c.branches) for _, c in rows),
+            sum(1 for _, c in rows for b in c.branches if b),
+            tuple(n for n, c in rows if not c.count),
+            tuple(n for n, c in rows if any(b == 0 for b in c.branches))))
+    return out
+
+
+def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
+           sites: list[CallSite]) -> str:
+    src: dict[str, list[str]] = {}
+
+    def text(file: str, n: int) -> str:
+        if file not in src:
+            src[file] = (tree / file).read_text(errors="replace").splitlines()
+        return src[file][n - 1].strip() if n <= len(src[file]) else ""
+
+    out = [f"# Coverage of the mechanisms, line {line}, kind {kind}", "",
+           "Counts after one boot with every test (gcov, summed over the units that "
+           "include a line). Functions: those holding a line the series adds or changes; "
+           "call sites: every line under kernel/sched/ that calls one of them.", "",
+           "| function | file | lines run | branches taken |", "|---|---|---|---|"]
+    for c in fc:
+        out.append(f"| `{c.func.name}()` | {c.func.file}:{c.func.start} | "
+                   f"{c.lines_run}/{c.lines} | {c.branches_taken}/{c.branches} |")
+    out += ["", "## Call sites", "", "| callee | caller | where | count |", "|---|---|---|---|"]
+    for s in sites:
+        cnt = "compiled out" if s.count is None else str(s.count)
+        out.append(f"| `{s.callee}()` | `{s.caller}()` | {s.file}:{s.line} | {cnt} |")
+    never = [(c, n) for c in fc for n in c.never_run]
+    out += ["", "## Lines of those functions never run", ""]
+    out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`"
+            for c, n in never] or ["(none)"]
+    br = [(c, n) for c in fc for n in c.branch_lines]
+    out += ["", "## Lines with a branch never taken", ""]
+    out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`"
+            for c, n in br] or ["(none)"]
+    return "\n".join(out) + "\n"
+
+
+def as_json(fc: list[FuncCoverage], sites: list[CallSite]) -> str:
+    return json.dumps({
+        "functions": [{"name": c.func.name, "file": c.func.file, "start": c.func.start,
+                       "lines": c.lines, "lines_run": c.lines_run, "branches": c.branches,
+                       "branches_taken": c.branches_taken, "never_run": list(c.never_run)}
+                      for c in fc],
+        "call_sites": [dataclasses.asdict(s) for s in sites]}, indent=1) + "\n"
+
+
+def report(line: str, kind: str, tree: pathlib.Path, obj: pathlib.Path,
+           logdir: pathlib.Path, out: pathlib.Path,
+           say: Callable[[str], None]) -> pathlib.Path:
+    """From a coverage boot's logs and build: OUT/KIND.md and .json."""
+    guest = logdir / "guest.log"
+    if not guest.is_file():
+        raise CoverageError(f"{guest} not found: boot the {kind} kernel first")
+    gcdas = unpack(gcda_archive(guest.read_text(errors="replace")), obj, out / f"{kind}-gcda")
+    counts = gcov_json(gcdas)
+    try:
+        mech, sites = mechanism(tree)
+    except sfp_mutgen.MutgenError as e:
+        raise CoverageError(str(e)) from e
+    fc = function_coverage(mech, counts)
+    sites = counted(sites, counts)
+    md = out / f"{kind}.md"
+    md.write_text(render(line, kind, tree, fc, sites))
+    (out / f"{kind}.json").write_text(as_json(fc, sites))
+    say(f"{kind}: {len(fc)} functions, {sum(c.lines_run for c in fc)}/"
+        f"{sum(c.lines for c in fc)} lines, {len(sites)} call sites "
+        f"({sum(1 for s in sites if s.count)} run): {md}")
+    return md
