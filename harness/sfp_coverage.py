@@ -191,7 +191,10 @@ def function_coverage(mech: list[Func], counts: Counts) -> list[FuncCoverage]:
 
 
 def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
-           sites: list[CallSite]) -> str:
+           sites: list[CallSite], unrun: dict[str, str] | None = None) -> tuple[str, int]:
+    """The report, and how many never-run lines and call sites no reason
+    in UNRUN ("FUNCTION: code" -> why) explains."""
+    unrun = unrun or {}
     src: dict[str, list[str]] = {}
 
     def text(file: str, n: int) -> str:
@@ -199,27 +202,42 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
             src[file] = (tree / file).read_text(errors="replace").splitlines()
         return src[file][n - 1].strip() if n <= len(src[file]) else ""
 
+    unexplained = 0
+
+    def why(func: str, code: str) -> str:
+        nonlocal unexplained
+        reason = unrun.get(f"{func}: {code}", "")
+        if not reason:
+            unexplained += 1
+        return reason or "**not explained**"
+
     out = [f"# Coverage of the mechanisms, line {line}, kind {kind}", "",
            "Counts after one boot with every test (gcov, summed over the units that "
            "include a line). Functions: those holding a line the series adds or changes; "
-           "call sites: every line under kernel/sched/ that calls one of them.", "",
+           "call sites: every line under kernel/sched/ that calls one of them. Each line "
+           "or call site that never ran gives its reason (sfp.toml coverage_unrun).", "",
            "| function | file | lines run | branches taken |", "|---|---|---|---|"]
     for c in fc:
         out.append(f"| `{c.func.name}()` | {c.func.file}:{c.func.start} | "
                    f"{c.lines_run}/{c.lines} | {c.branches_taken}/{c.branches} |")
-    out += ["", "## Call sites", "", "| callee | caller | where | count |", "|---|---|---|---|"]
+    out += ["", "## Call sites", "", "| callee | caller | where | count | why not run |",
+            "|---|---|---|---|---|"]
     for s in sites:
         cnt = "compiled out" if s.count is None else str(s.count)
-        out.append(f"| `{s.callee}()` | `{s.caller}()` | {s.file}:{s.line} | {cnt} |")
+        reason = why(s.caller, s.text) if not s.count else ""
+        out.append(f"| `{s.callee}()` | `{s.caller}()` | {s.file}:{s.line} | {cnt} | {reason} |")
     never = [(c, n) for c in fc for n in c.never_run]
     out += ["", "## Lines of those functions never run", ""]
-    out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`"
-            for c, n in never] or ["(none)"]
+    out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`: "
+            f"{why(c.func.name, text(c.func.file, n))}" for c, n in never] or ["(none)"]
     br = [(c, n) for c in fc for n in c.branch_lines]
-    out += ["", "## Lines with a branch never taken", ""]
+    out += ["", "## Lines with a branch never taken", "",
+            "(Listed, not judged: a line's branches include those of the calls and macros "
+            "inlined there.)", ""]
     out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`"
             for c, n in br] or ["(none)"]
-    return "\n".join(out) + "\n"
+    out += ["", f"Never run and not explained: {unexplained}."]
+    return "\n".join(out) + "\n", unexplained
 
 
 def as_json(fc: list[FuncCoverage], sites: list[CallSite]) -> str:
@@ -232,9 +250,10 @@ def as_json(fc: list[FuncCoverage], sites: list[CallSite]) -> str:
 
 
 def report(line: str, kind: str, tree: pathlib.Path, obj: pathlib.Path,
-           logdir: pathlib.Path, out: pathlib.Path,
-           say: Callable[[str], None]) -> pathlib.Path:
-    """From a coverage boot's logs and build: OUT/KIND.md and .json."""
+           logdir: pathlib.Path, out: pathlib.Path, say: Callable[[str], None],
+           unrun: dict[str, str] | None = None) -> int:
+    """From a coverage boot's logs and build: OUT/KIND.md and .json; the
+    number of never-run lines and call sites that UNRUN does not explain."""
     guest = logdir / "guest.log"
     if not guest.is_file():
         raise CoverageError(f"{guest} not found: boot the {kind} kernel first")
@@ -247,9 +266,11 @@ def report(line: str, kind: str, tree: pathlib.Path, obj: pathlib.Path,
     fc = function_coverage(mech, counts)
     sites = counted(sites, counts)
     md = out / f"{kind}.md"
-    md.write_text(render(line, kind, tree, fc, sites))
+    text, unexplained = render(line, kind, tree, fc, sites, unrun)
+    md.write_text(text)
     (out / f"{kind}.json").write_text(as_json(fc, sites))
     say(f"{kind}: {len(fc)} functions, {sum(c.lines_run for c in fc)}/"
         f"{sum(c.lines for c in fc)} lines, {len(sites)} call sites "
-        f"({sum(1 for s in sites if s.count)} run): {md}")
-    return md
+        f"({sum(1 for s in sites if s.count)} run), {unexplained} never run and not "
+        f"explained: {md}")
+    return unexplained

@@ -112,6 +112,9 @@ class Data:
     baseline_fails: tuple[str, ...]
     no_catcher: tuple[tuple[str, str], ...]
     root: pathlib.Path
+    # why a line of a mechanism's function, or a call site, runs in no
+    # coverage boot: "FUNCTION: code" -> reason (sfp coverage)
+    coverage_unrun: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def line(self, name: str) -> Line:
         if name not in self.lines:
@@ -185,6 +188,13 @@ def _reasons(where: str, value: dict) -> tuple[tuple[str, str], ...]:
     return tuple(value.items())
 
 
+def _unrun(value: dict) -> dict[str, str]:
+    for key, why in value.items():
+        if not re.match(r"^\w+: \S", key) or not isinstance(why, str) or not why:
+            raise DataError(f"coverage_unrun: '{key}' must be \"FUNCTION: code\" = \"reason\"")
+    return dict(value)
+
+
 def _option_reasons(where: str, value: dict) -> dict[str, str]:
     for sym, why in value.items():
         if not _CONFIG.match(sym) or sym.startswith("CONFIG_") or not isinstance(why, str) \
@@ -226,7 +236,7 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
         raise DataError(f"{path}: {e}") from e
     _table("sfp.toml", raw, {"default_line": str, "lines": dict, "kinds": dict,
                              "topologies": dict, "archs": dict, "expect": dict},
-           {"prose": list, "prose_watch": dict})
+           {"prose": list, "prose_watch": dict, "coverage_unrun": dict})
     for i, cl in enumerate(raw.get("prose", [])):
         _table(f"prose[{i}]", cl, {"file": str, "says": str}, {"equal": list})
         if not (root / cl["file"]).is_file():
@@ -321,4 +331,5 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
                                 "reason in expect.no_catcher")
     return Data(default_line=raw["default_line"], lines=lines, kinds=kinds,
                 topologies=topologies, archs=archs, baseline_fails=baseline,
-                no_catcher=common, root=root)
+                no_catcher=common, root=root,
+                coverage_unrun=_unrun(raw.get("coverage_unrun", {})))

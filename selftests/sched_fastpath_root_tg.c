@@ -20,6 +20,11 @@
  * step reads again, up to SETTLE_TRIES times, until the figures agree: a
  * contribution left behind never goes away, so it fails every read.
  *
+ * Bandwidth control and autogroups, the task groups distribution kernels
+ * make most: a child group throttled every period (cpu.max) and a session
+ * in an autogroup of its own each keep the root's blocks at 0 while their
+ * own group's tg_load_avg moves.
+ *
  * Saves and restores every knob it touches (autogroup, the root cgroup's
  * cpu controller, the offlined CPU) and removes the cgroup it makes.
  */
@@ -312,6 +317,111 @@ TEST_F(root_tg, cpu_offline_online)
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "back online", name, cpu, true))
 		TH_LOG("CPU %d's contribution did not come back, or the figures never agreed", cpu);
+}
+
+/*
+ * The root's blocks are 0 and a block whose path starts with @prefix has
+ * a tg_load_avg, at one of SETTLE_TRIES reads; logs the read that decided.
+ */
+static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char *prefix)
+{
+	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
+	int i, n, tries, root_nonzero = 0;
+	long tg_load = 0;
+
+	for (tries = 1; tries <= SETTLE_TRIES; tries++) {
+		if (tries > 1)
+			sfp_sleep(RETRY_S);
+		n = sfp_read_cfs_rqs(rqs, 4 * SFP_MAX_CPUS);
+		if (n <= 0) {
+			TH_LOG("cannot parse %s", SCHED_DEBUG_FILE);
+			return false;
+		}
+		root_nonzero = 0;
+		tg_load = 0;
+		for (i = 0; i < n; i++) {
+			if (!strcmp(rqs[i].path, "/"))
+				root_nonzero += rqs[i].tg_load_avg_contrib || rqs[i].tg_load_avg;
+			else if (!strncmp(rqs[i].path, prefix, strlen(prefix)) &&
+				 rqs[i].tg_load_avg > tg_load)
+				tg_load = rqs[i].tg_load_avg;
+		}
+		if (root_nonzero)
+			break;	/* a root write never goes away */
+		if (tg_load > 0)
+			break;
+	}
+	TH_LOG("%s*: tg_load_avg %ld; root blocks not 0: %d; read %d", prefix, tg_load,
+	       root_nonzero, tries);
+	return !root_nonzero && tg_load > 0;
+}
+
+TEST_F(root_tg, throttled_child_group)
+{
+	const char *name = strrchr(self->cgroup, '/');
+	char path[160], buf[512], *p;
+	long throttled = -1;
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cpu.max", self->cgroup);
+	if (access(path, W_OK))
+		SKIP(return, "no %s (a kernel without CONFIG_CFS_BANDWIDTH)", path);
+	/* 1 ms in each 5 ms period: throttled and unthrottled every period. */
+	EXPECT_TRUE(!sfp_write_file(path, "1000 5000")) {
+		TH_LOG("cannot write %s", path);
+		return;
+	}
+	/* A second task of the group on the same CPU: each unthrottle queues two. */
+	self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[0], self->cgroup, sfp_hog, 0);
+	sfp_sleep(SETTLE_S);
+	snprintf(path, sizeof(path), "%s/cpu.stat", self->cgroup);
+	if (!sfp_read_file(path, buf, sizeof(buf))) {
+		p = strstr(buf, "nr_throttled ");
+		if (p)
+			throttled = strtol(p + strlen("nr_throttled "), NULL, 10);
+	}
+	TH_LOG("%s: throttled %ld times", name, throttled);
+	EXPECT_GT(throttled, 0) {
+		TH_LOG("the group was never throttled: bandwidth control untested");
+		return;
+	}
+	EXPECT_TRUE(root_zero_group_loaded(_metadata, name))
+		TH_LOG("with %s throttled, a root block was written or the group's was not", name);
+}
+
+TEST_F(root_tg, autogroup_session)
+{
+	pid_t child;
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	if (access(AUTOGROUP_KNOB, W_OK))
+		SKIP(return, "no %s (a kernel without CONFIG_SCHED_AUTOGROUP)", AUTOGROUP_KNOB);
+	/* The fixture saved the knob and turned it off; its teardown restores it. */
+	EXPECT_TRUE(!sfp_write_file(AUTOGROUP_KNOB, "1")) {
+		TH_LOG("cannot turn autogroup on");
+		return;
+	}
+	child = fork();
+	if (!child) {
+		if (setsid() < 0 || sfp_pin(0, self->cpus[0]))
+			_exit(2);
+		for (;;)
+			sfp_hog(0);
+	}
+	self->hogs[self->nhogs++] = child;
+	sfp_sleep(SETTLE_S);
+	EXPECT_TRUE(!waitpid(child, NULL, WNOHANG)) {
+		TH_LOG("the session's task could not start");
+		return;
+	}
+	EXPECT_TRUE(root_zero_group_loaded(_metadata, "/autogroup-"))
+		TH_LOG("with a session in its autogroup, a root block was written or its was not");
 }
 
 TEST_HARNESS_MAIN

@@ -111,10 +111,18 @@ class Coverage(unittest.TestCase):
         self.assertEqual((fc.lines, fc.lines_run, fc.branches, fc.branches_taken),
                          (3, 2, 2, 1))
         self.assertEqual((fc.never_run, fc.branch_lines), ((9,), (8,)))
-        md = C.render("6.12", "coverage", t, [fc], sites)
+        md, bad = C.render("6.12", "coverage", t, [fc], sites)
+        self.assertEqual(bad, 2)
         self.assertIn("| `update()` | kernel/sched/fair.c:6 | 2/3 | 1/2 |", md)
-        self.assertIn("| `update()` | `caller_b()` | kernel/sched/fair.c:21 | compiled out |", md)
-        self.assertIn("- kernel/sched/fair.c:9 (`update`): `return;`", md)
+        self.assertIn("| `update()` | `caller_b()` | kernel/sched/fair.c:21 | compiled out | "
+                      "**not explained** |", md)
+        self.assertIn("- kernel/sched/fair.c:9 (`update`): `return;`: **not explained**", md)
+        md, bad = C.render("6.12", "coverage", t, [fc], sites,
+                           {"update: return;": "never NULL here",
+                            "caller_b: update(rq);": "if (0)"})
+        self.assertEqual(bad, 0)
+        self.assertIn("`return;`: never NULL here", md)
+        self.assertIn("Never run and not explained: 0.", md)
 
 if __name__ == "__main__":
     unittest.main()
