@@ -30,6 +30,7 @@ import dataclasses
 import pathlib
 import re
 import subprocess
+import tomllib
 
 RELOPS = ("<", "<=", ">", ">=", "==", "!=")
 _RELOP = re.compile(r"(?<![-<>=!&|+*/%^])(<=|>=|==|!=|<|>)(?![<>=])")
@@ -348,3 +349,67 @@ def check_applies(tree: pathlib.Path, out: pathlib.Path) -> list[str]:
         if r.returncode:
             bad.append(p.name)
     return bad
+
+
+@dataclasses.dataclass(frozen=True)
+class Triage:
+    equivalent: dict[str, str]   # name -> why no test can tell it from patched
+    open: dict[str, str]         # name -> the gap it shows, not yet closed
+
+
+def load_triage(path: pathlib.Path) -> Triage:
+    """tests/mutgen/LINE.toml: [equivalent] and [open], NAME = "why"; an
+    absent file is no triage yet."""
+    if not path.is_file():
+        return Triage({}, {})
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise MutgenError(f"{path}: {e}") from e
+    bad = set(raw) - {"equivalent", "open"}
+    if bad:
+        raise MutgenError(f"{path}: unknown table(s) {', '.join(sorted(bad))}: "
+                          "[equivalent] and [open] only")
+    out = []
+    for t in ("equivalent", "open"):
+        v = raw.get(t, {})
+        if not all(isinstance(w, str) and w for w in v.values()):
+            raise MutgenError(f"{path}: [{t}]: each entry is NAME = \"why\"")
+        out.append(dict(v))
+    both = set(out[0]) & set(out[1])
+    if both:
+        raise MutgenError(f"{path}: both equivalent and open: {', '.join(sorted(both))}")
+    return Triage(out[0], out[1])
+
+
+def survivors(verdicts: list[tuple[str, str]], tri: Triage) -> tuple[str, int]:
+    """The survivors' section of a generated run's table (markdown), and
+    how many survivors have no triage. VERDICTS: (name, verdict); a
+    survivor is one not caught in every boot that built and booted."""
+    rows, untriaged, nobuild = [], 0, 0
+    for name, verdict in verdicts:
+        if verdict.startswith("caught"):
+            continue
+        if verdict.startswith("NO RESULT"):
+            # No case ran: the build failed (a guest that dies still
+            # reports its boot as a failed case). Not a mutant of the
+            # running kernel, so neither caught nor a survivor.
+            nobuild += 1
+            rows.append(f"| {name} | {verdict} | does not build |")
+            continue
+        if name in tri.equivalent:
+            what = f"equivalent: {tri.equivalent[name]}"
+        elif name in tri.open:
+            what = f"open: {tri.open[name]}"
+        else:
+            what = "NOT TRIAGED (tests/mutgen/LINE.toml)"
+            untriaged += 1
+        rows.append(f"| {name} | {verdict} | {what} |")
+    alive = [n for n, v in verdicts if not v.startswith(("caught", "NO RESULT"))]
+    head = ["", f"Generated mutants: {len(verdicts)}, caught "
+            f"{len(verdicts) - len(alive) - nobuild}, do not build {nobuild}, "
+            f"equivalent {sum(1 for n in alive if n in tri.equivalent)}, "
+            f"open {sum(1 for n in alive if n in tri.open)}, not triaged {untriaged}.", ""]
+    if rows:
+        head += ["| survivor | verdict | triage |", "|---|---|---|"] + rows
+    return "\n".join(head) + "\n", untriaged

@@ -114,6 +114,27 @@ class Mutgen(unittest.TestCase):
             self.assertEqual(first[1], "expect: any")
             self.assertEqual(len((out / "index.tsv").read_text().splitlines()), len(muts) + 1)
 
+    def test_triage(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = pathlib.Path(tmp) / "6.12.toml"
+            self.assertEqual(G.load_triage(f), G.Triage({}, {}))
+            f.write_text('[equivalent]\n"a" = "same on x86-64"\n[open]\n"b" = "no test"\n')
+            tri = G.load_triage(f)
+            text, n = G.survivors([("a", "MISSED in 1/1 boots"), ("b", "MISSED in 1/1 boots"),
+                                   ("c", "caught 1/1"), ("d", "MISSED in 1/1 boots"),
+                                   ("e", "NO RESULT in boot 1 (build or boot failed)")], tri)
+            self.assertEqual(n, 1)
+            self.assertIn("Generated mutants: 5, caught 1, do not build 1, equivalent 1, open 1, "
+                          "not triaged 1.", text)
+            self.assertIn("| a | MISSED in 1/1 boots | equivalent: same on x86-64 |", text)
+            self.assertIn("| d | MISSED in 1/1 boots | NOT TRIAGED", text)
+            f.write_text('[equivalent]\n"a" = "x"\n[open]\n"a" = "y"\n')
+            with self.assertRaisesRegex(G.MutgenError, "both equivalent and open: a"):
+                G.load_triage(f)
+            f.write_text('[maybe]\n"a" = "x"\n')
+            with self.assertRaisesRegex(G.MutgenError, "unknown table"):
+                G.load_triage(f)
+
 
 if __name__ == "__main__":
     unittest.main()
