@@ -7,7 +7,7 @@ export BUILD
 # (with BOOT_BACKEND=lava-server, J jobs on the LAVA server).
 BOOT_JOBS_OPT = $(if $(BOOT_JOBS),-j $(BOOT_JOBS))
 
-.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate mutate-generated coverage selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree help
 
 all: run
 
@@ -28,6 +28,11 @@ help:
 	@echo "make mutate [MUTATE_BOOTS=5] [MUTATE_DEBUG_BOOTS=1]  every mutant of"
 	@echo "                tests/mutants/LINE/ and baseline, each booted MUTATE_BOOTS times,"
 	@echo "                and MUTATE_DEBUG_BOOTS times on the debug kernel; table of catching cases"
+	@echo "make mutate-generated [GEN_BOOTS=1]  every mutant made by rule (./sfp mutants:"
+	@echo "                one-line mutations of the mechanisms and their call sites), each booted;"
+	@echo "                survivors triaged in tests/mutgen/LINE.toml ($(BUILD)/LINE/mutate-gen/table.md)"
+	@echo "make coverage   gcov of the mechanisms' functions and call sites after every test,"
+	@echo "                main and distro configs ($(BUILD)/LINE/coverage/)"
 	@echo "make selftest-ab  the kselftests on patched and on baseline"
 	@echo "make repeat [N=10] [BUSY=0]  boot the built patched kernel N times; flake rate"
 	@echo "                (BUSY busy loops on the host meanwhile)"
@@ -98,6 +103,13 @@ MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1
 mutate: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) -d $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT)
+
+GEN_BOOTS ?= 1
+mutate-generated: prepare
+	./sfp mutate --generated -k $(GEN_BOOTS) $(BOOT_JOBS_OPT)
+
+coverage: prepare
+	./sfp coverage
 
 selftest-ab: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) patched baseline

@@ -11,25 +11,33 @@ Where (found from the tree, not chosen):
 
 What (each rule applied at every place it fits on those lines):
   ror        a relational operator replaced by each of the other five
+             (a comparison with an address or NULL: '==' and '!=' only)
   lcr        '&&' and '||' swapped
   neg        a '!' dropped; an if's condition negated
-  const      an integer constant plus one and minus one
+  const      an integer constant plus one and minus one (an initial
+             value too; not a case label)
   drop       a call statement or an early 'return' made an empty statement
   field      a struct member replaced by the member declared before or
-             after it in kernel/sched/sched.h with the same type
+             after it with the same type, in the same struct (of any
+             file under kernel/sched/) and the same #if block
   rq         a 'struct rq *' variable of the function replaced by another
-             (this_rq and busiest, dst_rq and src_rq)
+             (this_rq and busiest; env->dst_rq and env->src_rq where the
+             function has a struct lb_env)
 
-Comments, preprocessor lines and declarations are left alone. Each
+The lines are read from the tree's 'patched' commit, whatever is checked
+out. Comments and preprocessor lines are left alone. Each
 mutant is a patch on 'patched' with the header 'mutant: ...' and
 'expect: any' (caught when some case fails), as sfp mutate reads them.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import pathlib
 import re
 import subprocess
+import tempfile
 import tomllib
 
 RELOPS = ("<", "<=", ">", ">=", "==", "!=")
@@ -43,7 +51,7 @@ _MEMBER = re.compile(r"(?<![\w>.])([a-z_]\w*)(->|\.)([a-z_]\w*)\b(?!\s*\()")
 _VAR_DECL = re.compile(r"struct (\w+)\s*(\*?)\s*(\w+)\s*[,;)=]")
 _STRUCT = re.compile(r"^struct (\w+) \{$")
 _FIELD_DECL = re.compile(r"^\t([A-Za-z_][\w\s\*]*?)\s*\b(\w+)(?:\s*:\s*\d+)?;")
-_RQ_DECL = re.compile(r"struct rq\s*\*\s*(\w+)")
+_RQ_DECL = re.compile(r"\bstruct rq\s*(\*.*)$")
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -88,7 +96,10 @@ class Mutant:
 
     @property
     def name(self) -> str:
-        return f"{self.rule}-{self.func}-{self.line}"
+        """RULE-FUNCTION-LINE-HASH: the hash of the mutated line, so that a
+        name means one mutant even when the rules change."""
+        h = hashlib.sha1(f"{self.file}:{self.line}:{self.after}".encode()).hexdigest()[:6]
+        return f"{self.rule}-{self.func}-{self.line}-{h}"
 
 
 def functions(text: str) -> list[tuple[str, int, int]]:
@@ -128,30 +139,49 @@ def functions(text: str) -> list[tuple[str, int, int]]:
 
 def struct_fields(*sources: str) -> dict[tuple[str, str], list[str]]:
     """(STRUCT, FIELD) -> the members of STRUCT declared just before and
-    just after FIELD with the same type, for every struct defined at
-    column 0 in SOURCES."""
+    just after FIELD with the same type and under the same #if block, for
+    every struct defined at column 0 in SOURCES (a member that exists only
+    with some option is not paired with one that exists without it)."""
     out: dict[tuple[str, str], list[str]] = {}
     for text in sources:
-        cur, members = "", []
+        cur = ""
+        members: list[tuple[str, str, tuple[int, ...]]] = []
+        stack: list[int] = []
+        nblock = 0
         for ln in text.splitlines():
             m = _STRUCT.match(ln)
             if m:
-                cur, members = m.group(1), []
+                cur, members, stack = m.group(1), [], []
                 continue
-            if cur and ln.startswith("};"):
-                names = [n for _, n in members]
-                for idx, (typ, name) in enumerate(members):
-                    before = [n for t, n in members[:idx] if t == typ]
-                    after = [n for t, n in members[idx + 1:] if t == typ]
+            if not cur:
+                continue
+            pp = re.match(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b", ln)
+            if pp:
+                nblock += 1
+                if pp.group(1).startswith("if"):
+                    stack.append(nblock)
+                elif pp.group(1) == "endif":
+                    if stack:
+                        stack.pop()
+                elif stack:
+                    stack[-1] = nblock
+                continue
+            if ln.startswith("};"):
+                names = [n for _, n, _ in members]
+                for idx, (typ, name, blk) in enumerate(members):
+                    same = [(i, n) for i, (t, n, b) in enumerate(members)
+                            if t == typ and b == blk and i != idx]
+                    before = [n for i, n in same if i < idx]
+                    after = [n for i, n in same if i > idx]
                     nb = ([before[-1]] if before else []) + ([after[0]] if after else [])
                     if nb and names.count(name) == 1:
                         out[(cur, name)] = nb
                 cur = ""
                 continue
-            if cur:
-                f = _FIELD_DECL.match(ln)
-                if f and "(" not in ln:
-                    members.append((re.sub(r"\s+", " ", f.group(1).strip()), f.group(2)))
+            f = _FIELD_DECL.match(ln)
+            if f and "(" not in ln:
+                members.append((re.sub(r"\s+", " ", f.group(1).strip()), f.group(2),
+                                tuple(stack)))
     return out
 
 
@@ -162,7 +192,7 @@ def _code(line: str) -> str:
 
 def _skip(line: str) -> bool:
     s = line.strip()
-    return not s or s.startswith(("#", "/*", "*", "//")) or s.endswith("*/")
+    return not s or s.startswith(("#", "/*", "*", "//"))
 
 
 def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], list[str]],
@@ -175,7 +205,8 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
     for m in _RELOP.finditer(code):
         if code[max(0, m.start() - 1)] == "-" or "#include" in code:
             continue
-        for op in RELOPS:
+        ptr = re.match(r"\s*(&|NULL\b)", code[m.end():]) is not None
+        for op in ("==", "!=") if ptr else RELOPS:
             if op != m.group(1):
                 out.append(("ror", code[:m.start()] + op + code[m.end():],
                             f"'{m.group(1)}' became '{op}'"))
@@ -188,14 +219,15 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
     m = _IF.match(code)
     if m:
         out.append(("neg", f"{m.group(1)}(!({m.group(2)})){m.group(3)}", "the if negated"))
-    for m in _INT.finditer(code):
+    for m in _INT.finditer(code if not re.match(r"^\s*case\b", code) else ""):
         n = int(m.group(1))
         for d in (1, -1):
             if n + d < 0:
                 continue
             out.append(("const", code[:m.start()] + str(n + d) + code[m.end():],
                         f"{n} became {n + d}"))
-    if _CALL_STMT.match(code) and not re.match(r"^\s*(if|while|for|switch|return)\b", code):
+    if _CALL_STMT.match(code) and code.count("(") == code.count(")") and \
+            not re.match(r"^\s*(if|while|for|switch|return)\b", code):
         out.append(("drop", re.sub(r"\S.*$", ";", code), "the call dropped"))
     r = _RETURN.match(code)
     if r and len(r.group(1)) >= 2:   # indented twice or more: an early return
@@ -235,10 +267,15 @@ def _types(body: list[str]) -> dict[str, str]:
 def _rq_vars(body: list[str]) -> list[str]:
     names: list[str] = []
     for ln in body:
-        for v in _RQ_DECL.findall(ln):
+        m = _RQ_DECL.search(_code(ln))
+        if not m:
+            continue
+        # struct rq *busiest = NULL, *rq;  or a parameter: struct rq *rq,
+        decl = m.group(1) if ";" in m.group(1) else m.group(1).split(",")[0]
+        for v in re.findall(r"\*\s*(\w+)", decl):
             if v not in names:
                 names.append(v)
-    if any("env->" in ln for ln in body):
+    if any(re.search(r"struct lb_env\s*\*\s*env\b", ln) for ln in body):
         names += [f"env->{f}" for f in ("dst_rq", "src_rq")]
     return names
 
@@ -276,12 +313,22 @@ def places(tree: pathlib.Path, changed: dict[str, set[int]]) -> \
     return sorted(mech, key=lambda x: (x[0], x[2])), sites
 
 
-def _texts(tree: pathlib.Path) -> dict[str, str]:
-    sched = tree / "kernel" / "sched"
-    if not (sched / "sched.h").is_file():
-        raise MutgenError(f"{sched}/sched.h not found")
-    return {f"kernel/sched/{p.name}": p.read_text(errors="replace")
-            for p in sorted(sched.glob("*.[ch]"))}
+def _texts(tree: pathlib.Path, ref: str = "patched") -> dict[str, str]:
+    """kernel/sched/*.[ch] as REF has them (the line numbers of
+    changed_lines() are REF's, whatever the tree has checked out)."""
+    ls = subprocess.run(["git", "-C", str(tree), "ls-tree", "--name-only", ref,
+                         "kernel/sched/"], capture_output=True, text=True, check=False)
+    if ls.returncode:
+        raise MutgenError(f"{tree}: no commit '{ref}' ({ls.stderr.strip()})")
+    out = {}
+    for path in ls.stdout.split():
+        if re.search(r"\.[ch]$", path):
+            show = subprocess.run(["git", "-C", str(tree), "show", f"{ref}:{path}"],
+                                  capture_output=True, check=False)
+            out[path] = show.stdout.decode("utf-8", errors="replace")
+    if "kernel/sched/sched.h" not in out:
+        raise MutgenError(f"{tree}: '{ref}' has no kernel/sched/sched.h")
+    return out
 
 
 def generate(tree: pathlib.Path, changed: dict[str, set[int]]) -> list[Mutant]:
@@ -307,9 +354,10 @@ def generate(tree: pathlib.Path, changed: dict[str, set[int]]) -> list[Mutant]:
     return out
 
 
-def patch(m: Mutant, tree: pathlib.Path) -> str:
-    """M as a patch on TREE (its header first), 3 lines of context."""
-    lines = (tree / m.file).read_text(errors="replace").splitlines()
+def patch(m: Mutant, text: str) -> str:
+    """M as a patch on TEXT, its file as 'patched' has it (the header
+    first), 3 lines of context."""
+    lines = text.splitlines()
     lo, hi = max(1, m.line - 3), min(len(lines), m.line + 3)
     body = [f" {ln}" for ln in lines[lo - 1:m.line - 1]] + [f"-{m.before}", f"+{m.after}"] + \
         [f" {ln}" for ln in lines[m.line:hi]]
@@ -322,32 +370,41 @@ def patch(m: Mutant, tree: pathlib.Path) -> str:
 
 def write_set(tree: pathlib.Path, changed: dict[str, set[int]], out: pathlib.Path) -> \
         list[Mutant]:
-    """Every mutant as OUT/NAME.patch (OUT emptied first) and OUT/index.tsv."""
+    """Every mutant as OUT/NAME.patch (OUT's old set removed first) and
+    OUT/index.tsv. A directory with patches but no index.tsv is not a
+    generated set, and is refused."""
+    if out.is_dir() and any(out.glob("*.patch")) and not (out / "index.tsv").is_file():
+        raise MutgenError(f"{out} holds patches that are not a generated set (no index.tsv): "
+                          "choose another directory")
     muts = generate(tree, changed)
+    texts = _texts(tree)
     if out.is_dir():
         for p in out.glob("*.patch"):
             p.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    names: dict[str, int] = {}
     rows = ["name\trule\tfunction\tfile:line\twhat\n"]
     for m in muts:
-        base = m.name
-        names[base] = names.get(base, 0) + 1
-        name = f"{base}-{names[base]}"
-        (out / f"{name}.patch").write_text(patch(m, tree))
+        name = m.name
+        (out / f"{name}.patch").write_text(patch(m, texts[m.file]))
         rows.append(f"{name}\t{m.rule}\t{m.func}\t{m.file}:{m.line}\t{m.what}\n")
     (out / "index.tsv").write_text("".join(rows))
     return muts
 
 
-def check_applies(tree: pathlib.Path, out: pathlib.Path) -> list[str]:
-    """The patches of OUT that do not apply to TREE (git apply --check)."""
+def check_applies(tree: pathlib.Path, out: pathlib.Path, ref: str = "patched") -> list[str]:
+    """The patches of OUT that do not apply to TREE's REF (git apply
+    --check against an index of REF, not the checked-out files)."""
     bad = []
-    for p in sorted(out.glob("*.patch")):
-        r = subprocess.run(["git", "-C", str(tree), "apply", "--check", str(p.resolve())],
-                           capture_output=True, text=True, check=False)
-        if r.returncode:
-            bad.append(p.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        index = str(pathlib.Path(tmp) / "index")
+        env = {**os.environ, "GIT_INDEX_FILE": index}
+        subprocess.run(["git", "-C", str(tree), "read-tree", ref], env=env, check=True,
+                       capture_output=True)
+        for p in sorted(out.glob("*.patch")):
+            r = subprocess.run(["git", "-C", str(tree), "apply", "--cached", "--check",
+                                str(p.resolve())], env=env, capture_output=True, check=False)
+            if r.returncode:
+                bad.append(p.name)
     return bad
 
 

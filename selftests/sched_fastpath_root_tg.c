@@ -20,10 +20,11 @@
  * step reads again, up to SETTLE_TRIES times, until the figures agree: a
  * contribution left behind never goes away, so it fails every read.
  *
- * Bandwidth control and autogroups, the task groups distribution kernels
- * make most: a child group throttled every period (cpu.max) and a session
- * in an autogroup of its own each keep the root's blocks at 0 while their
- * own group's tg_load_avg moves.
+ * Bandwidth control and autogroups, on in distribution kernels: with a
+ * child group throttled every period (cpu.max), and with a session in an
+ * autogroup of its own, the root's blocks stay 0 while that group's
+ * tg_load_avg is not 0. These drive the throttle, unthrottle and
+ * autogroup paths; what they check there is the root skip.
  *
  * Saves and restores every knob it touches (autogroup, the root cgroup's
  * cpu controller, the offlined CPU) and removes the cgroup it makes.
@@ -320,10 +321,10 @@ TEST_F(root_tg, cpu_offline_online)
 }
 
 /*
- * The root's blocks are 0 and a block whose path starts with @prefix has
- * a tg_load_avg, at one of SETTLE_TRIES reads; logs the read that decided.
+ * The root's blocks are 0 and a block of group @path has a tg_load_avg,
+ * at one of SETTLE_TRIES reads; logs the read that decided.
  */
-static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char *prefix)
+static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char *path)
 {
 	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
 	int i, n, tries, root_nonzero = 0;
@@ -342,8 +343,7 @@ static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char
 		for (i = 0; i < n; i++) {
 			if (!strcmp(rqs[i].path, "/"))
 				root_nonzero += rqs[i].tg_load_avg_contrib || rqs[i].tg_load_avg;
-			else if (!strncmp(rqs[i].path, prefix, strlen(prefix)) &&
-				 rqs[i].tg_load_avg > tg_load)
+			else if (!strcmp(rqs[i].path, path) && rqs[i].tg_load_avg > tg_load)
 				tg_load = rqs[i].tg_load_avg;
 		}
 		if (root_nonzero)
@@ -351,7 +351,7 @@ static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char
 		if (tg_load > 0)
 			break;
 	}
-	TH_LOG("%s*: tg_load_avg %ld; root blocks not 0: %d; read %d", prefix, tg_load,
+	TH_LOG("%s: tg_load_avg %ld; root blocks not 0: %d; read %d", path, tg_load,
 	       root_nonzero, tries);
 	return !root_nonzero && tg_load > 0;
 }
@@ -374,7 +374,7 @@ TEST_F(root_tg, throttled_child_group)
 		TH_LOG("cannot write %s", path);
 		return;
 	}
-	/* A second task of the group on the same CPU: each unthrottle queues two. */
+	/* A second runnable task of the group on that CPU: unthrottling puts two back. */
 	self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[0], self->cgroup, sfp_hog, 0);
 	sfp_sleep(SETTLE_S);
 	snprintf(path, sizeof(path), "%s/cpu.stat", self->cgroup);
@@ -392,8 +392,17 @@ TEST_F(root_tg, throttled_child_group)
 		TH_LOG("with %s throttled, a root block was written or the group's was not", name);
 }
 
+/* A new session (so an autogroup of its own), then busy. */
+static void session_hog(double unused)
+{
+	if (getsid(0) != getpid() && setsid() < 0)
+		_exit(4);
+	sfp_hog(0);
+}
+
 TEST_F(root_tg, autogroup_session)
 {
+	char path[64], buf[128], group[64];
 	pid_t child;
 
 	EXPECT_TRUE(!self->setup_error) {
@@ -407,21 +416,18 @@ TEST_F(root_tg, autogroup_session)
 		TH_LOG("cannot turn autogroup on");
 		return;
 	}
-	child = fork();
-	if (!child) {
-		if (setsid() < 0 || sfp_pin(0, self->cpus[0]))
-			_exit(2);
-		for (;;)
-			sfp_hog(0);
-	}
+	/* Autogroups apply to tasks of the root cgroup: move there, then a new session. */
+	child = sfp_fork_pinned(self->cpus[0], CGROUP_ROOT, session_hog, 0);
 	self->hogs[self->nhogs++] = child;
 	sfp_sleep(SETTLE_S);
-	EXPECT_TRUE(!waitpid(child, NULL, WNOHANG)) {
-		TH_LOG("the session's task could not start");
+	snprintf(path, sizeof(path), "/proc/%d/autogroup", child);
+	EXPECT_TRUE(!waitpid(child, NULL, WNOHANG) && !sfp_read_file(path, buf, sizeof(buf)) &&
+		    sscanf(buf, "%63s", group) == 1) {
+		TH_LOG("the session's task could not start, or %s cannot be read", path);
 		return;
 	}
-	EXPECT_TRUE(root_zero_group_loaded(_metadata, "/autogroup-"))
-		TH_LOG("with a session in its autogroup, a root block was written or its was not");
+	EXPECT_TRUE(root_zero_group_loaded(_metadata, group))
+		TH_LOG("with a session in %s, a root block was written or its was not", group);
 }
 
 TEST_HARNESS_MAIN
