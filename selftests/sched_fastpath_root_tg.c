@@ -20,11 +20,12 @@
  * step reads again, up to SETTLE_TRIES times, until the figures agree: a
  * contribution left behind never goes away, so it fails every read.
  *
- * Bandwidth control and autogroups, on in distribution kernels: with a
- * child group throttled every period (cpu.max), and with a session in an
- * autogroup of its own, the root's blocks stay 0 while that group's
- * tg_load_avg is not 0. These drive the throttle, unthrottle and
- * autogroup paths; what they check there is the root skip.
+ * Bandwidth control and autogroups, on in distribution kernels: while a
+ * child group is throttled every period (cpu.max) the root's blocks stay
+ * 0, and the group's tg_load_avg is not 0 once its quota is lifted; with
+ * a session in an autogroup of its own, the root's blocks stay 0 while
+ * that group's tg_load_avg is not 0. These drive the throttle, unthrottle
+ * and autogroup paths; what they check there is the root skip.
  *
  * Saves and restores every knob it touches (autogroup, the root cgroup's
  * cpu controller, the offlined CPU) and removes the cgroup it makes.
@@ -358,7 +359,9 @@ static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char
 
 TEST_F(root_tg, throttled_child_group)
 {
+	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
 	const char *name = strrchr(self->cgroup, '/');
+	int i, n, root_nonzero = 0;
 	char path[160], buf[512], *p;
 	long throttled = -1;
 
@@ -388,8 +391,28 @@ TEST_F(root_tg, throttled_child_group)
 		TH_LOG("the group was never throttled: bandwidth control untested");
 		return;
 	}
+	/*
+	 * While throttled, the root's blocks stay 0. The group's own blocks
+	 * come and go (with per-task throttling, since v6.18, its tasks leave
+	 * the runqueue while throttled): the control reads them after the
+	 * quota is lifted.
+	 */
+	n = sfp_read_cfs_rqs(rqs, 4 * SFP_MAX_CPUS);
+	for (i = 0; i < n; i++)
+		root_nonzero += !strcmp(rqs[i].path, "/") &&
+				(rqs[i].tg_load_avg_contrib || rqs[i].tg_load_avg);
+	EXPECT_TRUE(n > 0 && !root_nonzero) {
+		TH_LOG("throttled: %d root blocks not 0 (of a read of %d blocks)", root_nonzero, n);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cpu.max", self->cgroup);
+	EXPECT_TRUE(!sfp_write_file(path, "max")) {
+		TH_LOG("cannot lift the quota (%s)", path);
+		return;
+	}
+	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(root_zero_group_loaded(_metadata, name))
-		TH_LOG("with %s throttled, a root block was written or the group's was not", name);
+		TH_LOG("after %s was throttled: a root block written, or the group's not", name);
 }
 
 /* A new session (so an autogroup of its own), then busy. */
