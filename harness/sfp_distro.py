@@ -207,10 +207,16 @@ def table(data: Data, line: str, tree: pathlib.Path, env: dict[str, str],
         diff = [f"`{o.name}` ({o.distro} -> {cfg.get(o.name, '-')})" for o in opts
                 if o.distro and not o.differs and cfg.get(o.name, "-") != o.distro
                 and not (o.distro == "n" and o.name not in cfg)]
-        notes.append(f"Kind {kind} differs from the distribution, beside the options marked *, "
-                     f"in {', '.join(diff) if diff else 'no option'}" +
+        marked = any(o.differs and o.distro for o in opts)
+        notes.append("")
+        notes.append(f"Kind {kind} differs from the distribution" +
+                     (", beside the options marked *," if marked else "") +
+                     f" in {', '.join(diff) if diff else 'no option the distribution sets'}" +
                      (": options the tests' own fragments (kernel/sched/tests/.kunitconfig, "
                       "tools/testing/selftests/sched/config), merged last, ask for; the build "
-                      "refuses any other difference." if diff else "."))
+                      "refuses any other difference." if diff else
+                      " ('-' in the distribution's column: the distribution does not set "
+                      "it, and the kind's value comes from Kconfig or the tests' fragments; "
+                      "'n' against '-': off either way)."))
     return "\n".join(notes[:1] + [""] + rows + [""] + notes[1:]) + "\n"
 
