@@ -32,6 +32,7 @@ mutant is a patch on 'patched' with the header 'mutant: ...' and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import pathlib
@@ -313,9 +314,12 @@ def places(tree: pathlib.Path, changed: dict[str, set[int]]) -> \
     return sorted(mech, key=lambda x: (x[0], x[2])), sites
 
 
+@functools.lru_cache(maxsize=8)
 def _texts(tree: pathlib.Path, ref: str = "patched") -> dict[str, str]:
     """kernel/sched/*.[ch] as REF has them (the line numbers of
-    changed_lines() are REF's, whatever the tree has checked out)."""
+    changed_lines() are REF's, whatever the tree has checked out); read
+    once per tree and ref in a process (places, generate and write_set
+    all need them)."""
     ls = subprocess.run(["git", "-C", str(tree), "ls-tree", "--name-only", ref,
                          "kernel/sched/"], capture_output=True, text=True, check=False)
     if ls.returncode:
