@@ -493,6 +493,142 @@ static void sched_fair_test_child_tg_clear_taken_out(struct kunit *test)
 }
 #endif
 
+/*
+ * The callers of update_tg_load_avg() that change a cfs_rq's load: a task
+ * attached to or detached from a group's cfs_rq, and the decay of an idle
+ * group's blocked load. Each runs on a fake runqueue, under its lock, whose
+ * PELT clock stands at SFT_PELT_NOW, so that nothing decays but what the
+ * case asks to.
+ */
+#define SFT_PELT_NOW	NSEC_PER_SEC
+
+static struct rq *sched_fair_test_pelt_rq(struct kunit *test)
+{
+	struct rq *rq = kunit_kzalloc(test, sizeof(*rq), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rq);
+	raw_spin_lock_init(&rq->__lock);
+	INIT_LIST_HEAD(&rq->leaf_cfs_rq_list);
+	rq->tmp_alone_branch = &rq->leaf_cfs_rq_list;
+	/* An active CPU: update_tg_load_avg() leaves an inactive one's alone. */
+	rq->cpu = cpumask_first(cpu_active_mask);
+	rq->clock_pelt = SFT_PELT_NOW;
+	/* As if update_rq_clock() had run under the lock. */
+	rq->clock_update_flags = RQCF_UPDATED;
+	return rq;
+}
+
+/* A group's cfs_rq on @rq, its averages last updated at SFT_PELT_NOW. */
+static struct cfs_rq *sched_fair_test_group_cfs_rq(struct kunit *test, struct rq *rq,
+						   struct task_group *tg, unsigned long load)
+{
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, load, load);
+
+	cfs_rq->rq = rq;
+	cfs_rq->avg.load_sum = load * get_pelt_divider(&cfs_rq->avg);
+	cfs_rq->avg.last_update_time = SFT_PELT_NOW;
+	return cfs_rq;
+}
+
+/* A task's entity carrying a load of @load, not yet on any cfs_rq. */
+static struct sched_entity *sched_fair_test_se(struct kunit *test, struct cfs_rq *cfs_rq,
+					       unsigned long load)
+{
+	struct sched_entity *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, se);
+	se->cfs_rq = cfs_rq;
+	se->load.weight = NICE_0_LOAD;
+	se->avg.load_avg = load;
+	return se;
+}
+
+/* A task's first enqueue on this CPU: enqueue_entity()'s DO_ATTACH. */
+static void sched_fair_test_child_tg_enqueue_attach_propagated(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_pelt_rq(test);
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, 0);
+	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+
+	raw_spin_rq_lock_irq(rq);
+	update_load_avg(cfs_rq, se, DO_ATTACH);
+	raw_spin_rq_unlock_irq(rq);
+
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB,
+			    "the entity's load was not attached to the cfs_rq");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
+			    "an attach on enqueue did not reach the group's load_avg");
+}
+
+/* A task moved into the group (a cgroup move, a class change). */
+static void sched_fair_test_child_tg_attach_propagated(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_pelt_rq(test);
+	struct task_group *tg = sched_fair_test_tg(test, 0);
+	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, 0);
+	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+
+	raw_spin_rq_lock_irq(rq);
+	attach_entity_cfs_rq(se);
+	raw_spin_rq_unlock_irq(rq);
+
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB,
+			    "the entity's load was not attached to the cfs_rq");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
+			    "attach_entity_cfs_rq() did not update the group's load_avg");
+}
+
+/* A task moved out of the group. */
+static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_pelt_rq(test);
+	struct task_group *tg = sched_fair_test_tg(test, SFT_CONTRIB);
+	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, SFT_CONTRIB);
+	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+
+	/* Attached when its cfs_rq was last updated. */
+	se->avg.load_sum = 1;
+	se->avg.last_update_time = SFT_PELT_NOW;
+
+	raw_spin_rq_lock_irq(rq);
+	detach_entity_cfs_rq(se);
+	raw_spin_rq_unlock_irq(rq);
+
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, 0UL,
+			    "the entity's load was not detached from the cfs_rq");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 0L,
+			    "detach_entity_cfs_rq() did not update the group's load_avg");
+}
+
+/*
+ * An idle group's cfs_rq, 64 ms (two PELT half-lives) after its last
+ * update: the blocked-load update decays it to about a quarter and
+ * passes the change on to the group.
+ */
+static void sched_fair_test_child_tg_blocked_decay_propagated(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_pelt_rq(test);
+	struct task_group *tg = sched_fair_test_tg(test, SFT_CONTRIB);
+	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, SFT_CONTRIB);
+	bool done = true;
+
+	/* No parent entity on this CPU: the group is a first-level one. */
+	tg->se = kunit_kcalloc(test, nr_cpu_ids, sizeof(*tg->se), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tg->se);
+	cfs_rq->avg.last_update_time = SFT_PELT_NOW - 64 * NSEC_PER_MSEC;
+	raw_spin_rq_lock_irq(rq);
+	list_add_leaf_cfs_rq(cfs_rq);
+	__update_blocked_fair(rq, &done);
+	raw_spin_rq_unlock_irq(rq);
+
+	KUNIT_ASSERT_LT_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB / 2,
+			    "the idle cfs_rq's load did not decay");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)cfs_rq->avg.load_avg,
+			    "the decay of an idle cfs_rq did not reach the group's load_avg");
+	KUNIT_EXPECT_FALSE_MSG(test, done, "a cfs_rq with load left was reported fully decayed");
+}
+
 static struct kunit_case sched_fair_tg_load_avg_cases[] = {
 	SFT_CASE(root_tg_update_skipped),
 #if SFT_HAVE_CLEAR
@@ -506,6 +642,10 @@ static struct kunit_case sched_fair_tg_load_avg_cases[] = {
 #if SFT_HAVE_CLEAR
 	SFT_CASE(child_tg_clear_taken_out),
 #endif
+	SFT_CASE(child_tg_enqueue_attach_propagated),
+	SFT_CASE(child_tg_attach_propagated),
+	SFT_CASE(child_tg_detach_propagated),
+	SFT_CASE(child_tg_blocked_decay_propagated),
 	{}
 };
 
