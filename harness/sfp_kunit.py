@@ -7,13 +7,14 @@ the prepared work tree ($BUILD/LINE/tree, as checked out: normally
       --arch=x86_64 --kconfig_add CONFIG_SMP=y --qemu_args "-smp VCPUS"
 
 kunit.py configures and builds its own kernel (in $BUILD/LINE/kunit/ARCH,
-with ccache) and boots it in QEMU under TCG. The suites need SMP and, for
-the overload recompute cases, 2 CPUs: with -s 1 those cases are skipped,
-and with --arch um (UML, kunit.py's default architecture, which has no
-SMP in 6.12) every suite is skipped with its reason. --arch arm64 cross
+with ccache) and boots it in QEMU under TCG. kernel/sched/tests/.kunitconfig
+is the upstream tier (fair_kunit.c, fake objects only): on 6.19 and 7.1,
+whose scheduler builds its SMP code on UP kernels too, it runs whole with
+--arch um (UML, kunit.py's default architecture, which has no SMP); on
+6.12 and 6.1 UML reports it skipped, with the reason. --arch arm64 cross
 builds with aarch64-linux-gnu-gcc and boots kunit.py's arm64 QEMU machine
-(virt); the write-count cases, whose watchpoint semantics are x86's, skip
-there with their reason. The output goes to the terminal and to
+(virt). The certification tier (kunit/cert/) is not in .kunitconfig: the
+harness's own kernels run it. The output goes to the terminal and to
 $BUILD/LINE/kunit/ARCH.log.
 """
 from __future__ import annotations

@@ -14,12 +14,19 @@ patches), committed each with its message, and written with git
 format-patch --zero-commit after the marker line in the line's series
 (replacing the entries that followed it):
 
-  kunit/      fair_kunit.c -> kernel/sched/tests/fair_kunit.c,
-              fair_kunit-H.h -> kernel/sched/tests/fair_kunit.h (and the
-              directory listed under SCHEDULER in MAINTAINERS),
-              .kunitconfig -> kernel/sched/tests/.kunitconfig,
-              Kconfig      -> lib/Kconfig.debug, before the menu end after
-              SCHEDSTATS, and the #include at the end of kernel/sched/fair.c
+  kunit/      the upstream tier: fair_kunit.c ->
+              kernel/sched/tests/fair_kunit.c with its #if lines decided
+              by unifdef on the SFT_ values of the line's header
+              fair_kunit-H.h (which it includes only where SFT_BACKPORT is
+              1; elsewhere the header comes with the certification tier)
+              -> kernel/sched/tests/fair_kunit.h, the directory listed
+              under SCHEDULER in MAINTAINERS, .kunitconfig ->
+              kernel/sched/tests/.kunitconfig, Kconfig -> lib/Kconfig.debug,
+              before the menu end after SCHEDSTATS, and the #include at
+              the end of kernel/sched/fair.c
+  kunit/cert/ the certification tier, a patch of its own:
+              fair_cert_kunit.c -> kernel/sched/tests/, its Kconfig after
+              the first, and its #include after the first
   selftests/  every file   -> tools/testing/selftests/sched/ (and
               MAINTAINERS; config without the options sfp.toml lists as
               config_absent for the line)
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -46,6 +54,8 @@ IDENTITY = {"GIT_AUTHOR_NAME": "sched-fastpath", "GIT_AUTHOR_EMAIL": "sched-fast
             "GIT_AUTHOR_DATE": "2026-11-30 12:00:00 +0000",
             "GIT_COMMITTER_DATE": "2026-11-30 12:00:00 +0000"}
 INCLUDE = '\n#ifdef CONFIG_SCHED_FAIR_KUNIT_TEST\n#include "tests/fair_kunit.c"\n#endif\n'
+CERT_INCLUDE = ('\n#ifdef CONFIG_SCHED_FAIR_CERT_KUNIT_TEST\n#include "tests/fair_cert_kunit.c"\n'
+                '#endif\n')
 MINI_EXTRA = ("MAINTAINERS", "lib/Kconfig.debug", "kernel/sched/fair.c", "kernel/sched/tests",
               "tools/testing/selftests/sched")
 
@@ -101,6 +111,27 @@ def commit_msg(part: str, line: str) -> pathlib.Path:
     return own if own.is_file() else ROOT / part / "COMMIT_MSG"
 
 
+def header_values(header: pathlib.Path) -> dict[str, int]:
+    """The numeric SFT_ macros of a line's fair_kunit.h: what its #if
+    lines test."""
+    return {k: int(v) for k, v in re.findall(r"^#define (SFT_[A-Z_]+)\s+(\d+)\b",
+                                             header.read_text(), re.M)}
+
+
+def resolve_line(src: pathlib.Path, values: dict[str, int], dst: pathlib.Path) -> None:
+    """SRC with every #if on VALUES decided (Debian's unifdef), into DST:
+    the upstream tier as the line's tree carries it."""
+    if not shutil.which("unifdef"):
+        raise PatchesError("unifdef is not installed (Debian package unifdef; make setup)")
+    r = subprocess.run(["unifdef", *(f"-D{k}={v}" for k, v in sorted(values.items())),
+                        str(src)], capture_output=True, text=True, check=False)
+    if r.returncode not in (0, 1):  # 1: lines were removed
+        raise PatchesError(f"unifdef {src.name}: {r.stderr.strip()}")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    # A decided block leaves the blank lines around it: one is enough.
+    dst.write_text(re.sub(r"\n{3,}", "\n\n", r.stdout))
+
+
 def _copy(src: pathlib.Path, dst: pathlib.Path) -> None:
     """As cp: a new file takes the source's mode, an existing one keeps its own."""
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -148,9 +179,16 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         # KUnit.
         tests = w / "kernel" / "sched" / "tests"
         tests.mkdir(parents=True, exist_ok=True)
-        _copy(ROOT / "kunit" / "fair_kunit.c", tests / "fair_kunit.c")
-        _copy(ROOT / "kunit" / f"fair_kunit-{data.lines[line].kunit_header}.h",
-              tests / "fair_kunit.h")
+        header = ROOT / "kunit" / f"fair_kunit-{data.lines[line].kunit_header}.h"
+        values = header_values(header)
+        # A mainline-form line (SFT_BACKPORT 0) gets the upstream tier with
+        # every backport conditional decided and no header; an older line
+        # keeps its conditionals, decided by the header it includes.
+        resolve_line(ROOT / "kunit" / "fair_kunit.c",
+                     {"SFT_BACKPORT": 1} if values.get("SFT_BACKPORT") else values,
+                     tests / "fair_kunit.c")
+        if values.get("SFT_BACKPORT"):
+            _copy(header, tests / "fair_kunit.h")
         _copy(ROOT / "kunit" / ".kunitconfig", tests / ".kunitconfig")
         with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as f:
             f.write(INCLUDE)
@@ -166,6 +204,20 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug",
              "MAINTAINERS")
         _git(w, "commit", "-q", "-F", str(commit_msg("kunit", line)))
+
+        # KUnit, the certification tier: a patch of its own after the
+        # upstream tier's, with its own option.
+        cert = ROOT / "kunit" / "cert"
+        _copy(cert / "fair_cert_kunit.c", tests / "fair_cert_kunit.c")
+        if not values.get("SFT_BACKPORT"):
+            _copy(header, tests / "fair_kunit.h")
+        with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as f:
+            f.write(CERT_INCLUDE)
+        kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
+                                  (cert / "Kconfig").read_text()),
+                      errors="surrogateescape")
+        _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
+        _git(w, "commit", "-q", "-F", str(commit_msg("kunit/cert", line)))
 
         # kselftests.
         if (ROOT / "selftests" / "COMMIT_MSG").is_file():

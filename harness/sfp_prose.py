@@ -37,11 +37,14 @@ def _norm(text: str) -> str:
 
 
 def kunit_cases(data: Data, line: str) -> dict[str, int]:
-    """KUnit cases per suite that LINE's build of kunit/fair_kunit.c has."""
+    """KUnit cases per suite that LINE's SMP build of both tiers has
+    (kunit/fair_kunit.c and kunit/cert/fair_cert_kunit.c); a suite that
+    only says it needs SMP has none."""
     hdr = data.root / "kunit" / f"fair_kunit-{data.line(line).kunit_header}.h"
     defs = dict(re.findall(r"^#define (SFT_[A-Z_]+)\s+(\d+)\b", hdr.read_text(), re.M))
-    src = (data.root / "kunit" / "fair_kunit.c").read_text()
-    src = src.split("#else /* !CONFIG_SMP */")[0]
+    src = (data.root / "kunit" / "fair_kunit.c").read_text() + \
+        (data.root / "kunit" / "cert" / "fair_cert_kunit.c").read_text() \
+        .split("#else /* !CONFIG_SMP */")[0]
     suites: dict[str, int] = {}
     for m in re.finditer(r"static struct kunit_case (\w+)_cases\[\] = \{(.*?)\n\};", src, re.S):
         n, on = 0, [True]
@@ -54,7 +57,8 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
                 on.pop()
             elif on[-1] and re.match(r"SFT_CASE\w*\(", ln):
                 n += 1
-        suites[m.group(1)] = n
+        if n:
+            suites[m.group(1)] = n
     return suites
 
 

@@ -187,14 +187,16 @@ def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
     (what the harness needs), then what TREE's tests say they need in
     their own files, where TREE has them: kernel/sched/tests/.kunitconfig
     (the series' KUnit suites, with kernel-config/kunit.config to run
-    them at boot) and tools/testing/selftests/sched/config."""
+    them at boot, and kernel-config/kunit-cert.config where TREE has the
+    certification tier's option) and tools/testing/selftests/sched/config."""
     out = [ROOT / "kernel-config" / "base.config"]
     kconfig = tree / "lib" / "Kconfig.debug"
+    ktext = kconfig.read_text(errors="replace") if kconfig.is_file() else ""
     kunitconfig = tree / "kernel" / "sched" / "tests" / ".kunitconfig"
-    if kconfig.is_file() and re.search(r"^config SCHED_FAIR_KUNIT_TEST$",
-                                       kconfig.read_text(errors="replace"), re.M) \
-            and kunitconfig.is_file():
+    if re.search(r"^config SCHED_FAIR_KUNIT_TEST$", ktext, re.M) and kunitconfig.is_file():
         out += [kunitconfig, ROOT / "kernel-config" / "kunit.config"]
+        if re.search(r"^config SCHED_FAIR_CERT_KUNIT_TEST$", ktext, re.M):
+            out.append(ROOT / "kernel-config" / "kunit-cert.config")
     if list((tree / "tools" / "testing" / "selftests" / "sched").glob("sched_fastpath_*.c")):
         out.append(tree / "tools" / "testing" / "selftests" / "sched" / "config")
     return out

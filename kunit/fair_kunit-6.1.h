@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What fair_kunit.c needs from the kernel line it is built in: Linux
+ * What the tests need from the kernel line they are built in: Linux
  * 6.1.y. The same fair_kunit.c is kept for other lines, each with its
  * own copy of this header.
  *
  *  - The overload indicator is int root_domain::overload, read and
- *    written directly; update_sd_lb_stats() stores the recomputed value
+ *    written directly (get_rd_overloaded() and set_rd_overloaded() below
+ *    stand in for the accessors of v6.10, which the upstream tier uses:
+ *    SFT_BACKPORT); update_sd_lb_stats() stores the recomputed value
  *    without reading it first, so only add_nr_running()'s writes are
  *    counted as writes on change (SFT_STORE_READS_FIRST is 0).
  *  - There is no clear_tg_load_avg() and no rate limit in
@@ -23,6 +25,8 @@
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 
+#define SFT_BACKPORT		1	/* fair_kunit.c includes this header */
+#define SFT_NEEDS_SMP		1	/* no root domain on UP */
 #define SFT_RD_FLAG		overload
 #define SFT_STORE_READS_FIRST	0
 #define SFT_HAVE_CLEAR		0
@@ -30,6 +34,19 @@
 #define SFT_CPU_NOT_IDLE	CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked
+
+#ifdef CONFIG_SMP
+
+/* The indicator's accessors of v6.10, for the upstream tier. */
+static inline bool get_rd_overloaded(struct root_domain *rd)
+{
+	return READ_ONCE(rd->overload);
+}
+
+static inline void set_rd_overloaded(struct root_domain *rd, int status)
+{
+	WRITE_ONCE(rd->overload, status);
+}
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {
@@ -83,5 +100,7 @@ static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
 	rq->cfs.h_nr_running = cfs;
 	rq->nr_running = cfs + other;
 }
+
+#endif /* CONFIG_SMP */
 
 #endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

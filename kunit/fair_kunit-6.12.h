@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What fair_kunit.c needs from the kernel line it is built in: Linux
+ * What the tests need from the kernel line they are built in: Linux
  * 6.12.y. The same fair_kunit.c is kept for other lines, each with its
  * own copy of this header.
  *
@@ -23,6 +23,8 @@
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 
+#define SFT_BACKPORT		1	/* fair_kunit.c includes this header */
+#define SFT_NEEDS_SMP		1	/* no root domain on UP */
 #define SFT_RD_FLAG		overloaded
 #define SFT_STORE_READS_FIRST	1
 #define SFT_HAVE_CLEAR		1
@@ -30,6 +32,8 @@
 #define SFT_CPU_NOT_IDLE	__CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked
+
+#ifdef CONFIG_SMP
 
 static bool sched_fair_test_get(struct root_domain *rd)
 {
@@ -55,5 +59,7 @@ static void sched_fair_test_ni_rq(struct rq *rq, bool cfs, bool other)
 	rq->cfs.h_nr_queued = cfs;
 	rq->nr_running = cfs + other;
 }
+
+#endif /* CONFIG_SMP */
 
 #endif /* _KERNEL_SCHED_TESTS_FAIR_KUNIT_H */

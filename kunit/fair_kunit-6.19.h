@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What fair_kunit.c needs from the kernel line it is built in: Linux
+ * What the tests need from the kernel line they are built in: Linux
  * 6.19. The same fair_kunit.c is kept for other lines, each with its own
  * copy of this header; 6.19's differs from 6.12's in what the newly-idle
  * balance reads after it balances.
@@ -25,6 +25,8 @@
 #ifndef _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 #define _KERNEL_SCHED_TESTS_FAIR_KUNIT_H
 
+#define SFT_BACKPORT		0	/* fair_kunit.c includes this header */
+#define SFT_NEEDS_SMP		0	/* built on UP kernels too */
 #define SFT_RD_FLAG		overloaded
 #define SFT_STORE_READS_FIRST	1
 #define SFT_HAVE_CLEAR		1

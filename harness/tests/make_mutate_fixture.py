@@ -12,7 +12,7 @@ CASES = [
     ("kunit", "sched_fair_tg_load_avg", "root_tg_update_skipped"),
     ("kunit", "sched_fair_overload_set", "set_on_second_task"),
     ("kunit", "sched_fair_overload_set", "set_not_on_first_task"),
-    ("kunit", "sched_fair_overload_set", "set_only_on_transition"),
+    ("kunit", "sched_fair_certify", "set_only_on_transition"),
     ("kunit", "sched_fair_model", "model_set_side"),
     ("guest", "sched_fastpath_root_tg.root_tg", "root_group_load_avg_untouched"),
     ("guest", "sched_fastpath_root_tg.root_tg", "cpu_offline_online"),

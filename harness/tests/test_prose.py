@@ -21,10 +21,14 @@ class Counters(unittest.TestCase):
             self.assertEqual(self.c[f"mutants:{line}"], len(self.d.mutants(line)))
 
     def test_kunit_cases_follow_the_line_header(self):
-        # 6.1 has neither the clear path nor the rate limit: three cases fewer.
+        # 6.1 has neither the clear path nor the rate limit: three cases
+        # fewer, two of the upstream tier's root and child clear, one of
+        # the certification tier's rate limit.
         self.assertEqual(self.c["kunit_cases:6.12"] - self.c["kunit_cases:6.1"], 3)
         self.assertEqual(self.c["kunit_suite:sched_fair_tg_load_avg:6.12"]
-                         - self.c["kunit_suite:sched_fair_tg_load_avg:6.1"], 3)
+                         - self.c["kunit_suite:sched_fair_tg_load_avg:6.1"], 2)
+        self.assertEqual(self.c["kunit_suite:sched_fair_certify:6.12"]
+                         - self.c["kunit_suite:sched_fair_certify:6.1"], 1)
         self.assertEqual(self.c["kunit_cases:6.12"],
                          sum(v for k, v in self.c.items()
                              if k.startswith("kunit_suite:") and k.endswith(":6.12")))
