@@ -298,14 +298,18 @@ class Check:
         if not (wt / "scripts" / "checkpatch.pl").is_file():
             raise CaseFailed("no work tree")
         bad = False
-        listed: list[str] = []  # MAINTAINERS F: paths the series added so far
+        # The directories MAINTAINERS lists (F: lines ending in '/'): the
+        # tree's, then what the series adds.
+        listed = re.findall(r"^F:\t(\S+/)$", (wt / "MAINTAINERS").read_text(errors="replace"),
+                            re.M) if (wt / "MAINTAINERS").is_file() else []
         for p in S.load(patches):
             text = p.path.read_text(errors="replace")
             opts = ["--strict", "--no-tree", "-q", "--ignore", "UNKNOWN_COMMIT_ID"]
             # checkpatch asks whether MAINTAINERS needs updating for a new
-            # file; it cannot see that an earlier patch listed its directory.
+            # file; with --no-tree it cannot see that a listed directory
+            # already covers it.
             new = re.findall(r"^diff --git a/\S+ b/(\S+)\nnew file mode", text, re.M)
-            if new and listed and all(any(f.startswith(d) for d in listed) for f in new):
+            if new and all(any(f.startswith(d) for d in listed) for f in new):
                 opts += ["--ignore", "FILE_PATH_CHANGES"]
             listed += re.findall(r"^\+F:\t(\S+/)$", text, re.M)
             if p.role == "prereq" and \

@@ -19,8 +19,8 @@ format-patch --zero-commit after the marker line in the line's series
               by unifdef on the SFT_ values of the line's header
               fair_kunit-H.h (which it includes only where SFT_BACKPORT is
               1; elsewhere the header comes with the certification tier)
-              -> kernel/sched/tests/fair_kunit.h, the directory listed
-              under SCHEDULER in MAINTAINERS, .kunitconfig ->
+              -> kernel/sched/tests/fair_kunit.h (SCHEDULER's
+              'F: kernel/sched/' in MAINTAINERS covers it), .kunitconfig ->
               kernel/sched/tests/.kunitconfig, Kconfig -> lib/Kconfig.debug,
               before the menu end after SCHEDSTATS, and the #include at
               the end of kernel/sched/fair.c
@@ -196,13 +196,10 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
                                   (ROOT / "kunit" / "Kconfig").read_text()),
                       errors="surrogateescape")
+        # MAINTAINERS: SCHEDULER's 'F: kernel/sched/' covers tests/ already.
         mt = w / "MAINTAINERS"
-        mt.write_text(maintainers_add(mt.read_text(errors="surrogateescape"),
-                                      "F:\tkernel/sched/", "F:\tkernel/sched/tests/"),
-                      errors="surrogateescape")
         # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
-        _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug",
-             "MAINTAINERS")
+        _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
         _git(w, "commit", "-q", "-F", str(commit_msg("kunit", line)))
 
         # KUnit, the certification tier: a patch of its own after the
@@ -233,7 +230,7 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                 if not any(ln.startswith((f"CONFIG_{s}=", f"# CONFIG_{s} is not set"))
                            for s in absent)))
             mt.write_text(maintainers_add(mt.read_text(errors="surrogateescape"),
-                                          "F:\tkernel/sched/tests/",
+                                          "F:\tkernel/sched/",
                                           "F:\ttools/testing/selftests/sched/"),
                           errors="surrogateescape")
             _git(w, "add", "-f", "tools/testing/selftests/sched", "MAINTAINERS")
