@@ -3,6 +3,7 @@
 lib/Kconfig.debug (and its refusal when the anchor is missing), the
 commit message a line gets, and the refusals before any work."""
 import pathlib
+import shutil
 import sys
 import tempfile
 import unittest
@@ -37,9 +38,31 @@ class Edits(unittest.TestCase):
         with self.assertRaisesRegex(sfp_patches.PatchesError, "could not find SCHEDSTATS"):
             sfp_patches.kconfig_add("menu \"x\"\nendmenu\n", "y")
 
+    @unittest.skipUnless(shutil.which("unifdef"), "needs unifdef (make setup)")
+    def test_upstream_tier_forms(self):
+        # A mainline-form line gets the upstream tier with no backport
+        # conditional, no header and no CONFIG_SMP guard; an older line
+        # keeps them, and includes its header.
+        src = sfp_data.ROOT / "kunit" / "fair_kunit.c"
+        with tempfile.TemporaryDirectory() as d:
+            out = pathlib.Path(d) / "f.c"
+            for line, backport in (("7.1", False), ("6.19", False), ("6.12", True), ("6.1", True)):
+                values = sfp_patches.header_values(
+                    sfp_data.ROOT / "kunit" / f"fair_kunit-{D.lines[line].kunit_header}.h")
+                self.assertEqual(bool(values["SFT_BACKPORT"]), backport, line)
+                sfp_patches.resolve_line(src, {"SFT_BACKPORT": 1} if backport else values, out)
+                text = out.read_text()
+                self.assertEqual('#include "fair_kunit.h"' in text, backport, line)
+                self.assertEqual("SFT_NEEDS_SMP" in text, backport, line)
+                self.assertEqual("SFT_HAVE_" in text, backport, line)
+                self.assertNotIn("SFT_BACKPORT", text, line)
+                self.assertNotIn("\n\n\n", text, line)
+                self.assertIn("kunit_test_suites(", text, line)
+
     def test_commit_msg(self):
         self.assertEqual(sfp_patches.commit_msg("kunit", "6.1").name, "COMMIT_MSG-6.1")
         self.assertEqual(sfp_patches.commit_msg("kunit", "7.1").name, "COMMIT_MSG")
+        self.assertEqual(sfp_patches.commit_msg("kunit/cert", "6.1").parent.name, "cert")
 
 
 class Refusals(unittest.TestCase):
