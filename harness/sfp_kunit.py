@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -67,6 +68,25 @@ def command(data: Data, arch: str, vcpus: int, out: pathlib.Path, jobs: str) -> 
     return args
 
 
+def without_kvm(cmd: list[str], env: dict[str, str], say: Callable[[str], None]) -> list[str]:
+    """CMD, run where QEMU cannot open /dev/kvm, unless ACCEL=kvm.
+
+    kunit.py of 6.19 and later asks QEMU for '-accel kvm -accel hvf
+    -accel tcg', first that works; a /dev/kvm that opens but cannot run
+    a guest (a nested hypervisor) hangs the boot. As root, the command
+    runs in a mount namespace of its own with /dev/null over /dev/kvm,
+    so that QEMU falls through to TCG, as the harness's own boots use
+    (ACCEL, default tcg)."""
+    if env.get("ACCEL", "tcg") == "kvm" or not pathlib.Path("/dev/kvm").exists():
+        return cmd
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        say("warning: /dev/kvm exists and cannot be hidden from kunit.py's QEMU (needs root "
+            "and util-linux's unshare): a KVM that cannot run guests hangs its boot")
+        return cmd
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+            'mount --bind /dev/null /dev/kvm && exec "$@"', "sh", *cmd]
+
+
 def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
         say: Callable[[str], None]) -> int:
     """kunit.py's exit status; its output on stdout and in the log."""
@@ -81,9 +101,10 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
     out.mkdir(parents=True, exist_ok=True)
     env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
     say(f"in {wt}: tools/testing/kunit/kunit.py {' '.join(args)}")
+    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
     t0 = time.monotonic()
     with open(out / f"{arch}.log", "w", encoding="utf-8", errors="replace") as log:
-        with subprocess.Popen(["python3", "tools/testing/kunit/kunit.py", *args], cwd=wt,
+        with subprocess.Popen(cmd, cwd=wt,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace") as proc:
             assert proc.stdout

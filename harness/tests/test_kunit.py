@@ -66,10 +66,36 @@ class Run(unittest.TestCase):
                 "import sys\nprint(' '.join(sys.argv[1:3]))\nsys.exit(2)\n")
             out = io.StringIO()
             with redirect_stdout(out):
-                rc = sfp_kunit.run(D, b, "um", 1, {"PATH": "/usr/bin:/bin"}, lambda m: None)
+                rc = sfp_kunit.run(D, b, "um", 1, {"PATH": "/usr/bin:/bin", "ACCEL": "kvm"},
+                                   lambda m: None)
             self.assertEqual(rc, 2)
             self.assertEqual(out.getvalue(), "run --kunitconfig=kernel/sched/tests\n")
             self.assertEqual((b / "kunit" / "um.log").read_text(), out.getvalue())
+
+
+class WithoutKvm(unittest.TestCase):
+    CMD = ["python3", "kunit.py", "run"]
+
+    def test_accel_kvm_or_no_device_leaves_it(self):
+        self.assertEqual(sfp_kunit.without_kvm(self.CMD, {"ACCEL": "kvm"}, print), self.CMD)
+        with mock.patch.object(sfp_kunit.pathlib.Path, "exists", return_value=False):
+            self.assertEqual(sfp_kunit.without_kvm(self.CMD, {}, print), self.CMD)
+
+    def test_hidden_as_root(self):
+        with mock.patch.object(sfp_kunit.pathlib.Path, "exists", return_value=True), \
+                mock.patch.object(sfp_kunit.os, "geteuid", return_value=0), \
+                mock.patch.object(sfp_kunit.shutil, "which", return_value="/usr/bin/unshare"):
+            got = sfp_kunit.without_kvm(self.CMD, {"ACCEL": "tcg"}, print)
+        self.assertEqual(got[:2], ["unshare", "--mount"])
+        self.assertIn("mount --bind /dev/null /dev/kvm", " ".join(got))
+        self.assertEqual(got[-3:], self.CMD)
+
+    def test_not_root_warns(self):
+        said = []
+        with mock.patch.object(sfp_kunit.pathlib.Path, "exists", return_value=True), \
+                mock.patch.object(sfp_kunit.os, "geteuid", return_value=1000):
+            self.assertEqual(sfp_kunit.without_kvm(self.CMD, {}, said.append), self.CMD)
+        self.assertIn("cannot be hidden", said[0])
 
 
 if __name__ == "__main__":
