@@ -37,7 +37,7 @@
 
 #ifdef CONFIG_SMP
 
-/* The indicator's accessors of v6.10, for the upstream tier. */
+/* The indicator's accessors of v6.10, which both tiers use. */
 static inline bool get_rd_overloaded(struct root_domain *rd)
 {
 	return READ_ONCE(rd->overload);
@@ -46,16 +46,6 @@ static inline bool get_rd_overloaded(struct root_domain *rd)
 static inline void set_rd_overloaded(struct root_domain *rd, int status)
 {
 	WRITE_ONCE(rd->overload, status);
-}
-
-static bool sched_fair_test_get(struct root_domain *rd)
-{
-	return READ_ONCE(rd->overload);
-}
-
-static void sched_fair_test_set(struct root_domain *rd, bool flag)
-{
-	WRITE_ONCE(rd->overload, flag);
 }
 
 struct sched_fair_test_deferred {

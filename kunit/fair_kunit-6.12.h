@@ -35,16 +35,6 @@
 
 #ifdef CONFIG_SMP
 
-static bool sched_fair_test_get(struct root_domain *rd)
-{
-	return get_rd_overloaded(rd);
-}
-
-static void sched_fair_test_set(struct root_domain *rd, bool flag)
-{
-	set_rd_overloaded(rd, flag);
-}
-
 /* Run @fn(@ctx) when the case ends, pass or fail; at once on error. */
 static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
 {

@@ -233,83 +233,91 @@ static struct sched_entity *sched_fair_test_se(struct kunit *test, struct cfs_rq
 	return se;
 }
 
+/*
+ * A child group with a cfs_rq on a fake runqueue, and a task's entity
+ * carrying SFT_CONTRIB: attached to the cfs_rq when it was last updated
+ * (and so counted in the group's load_avg), or not yet.
+ */
+struct sched_fair_test_group_task {
+	struct rq *rq;
+	struct task_group *tg;
+	struct cfs_rq *cfs_rq;
+	struct sched_entity *se;
+};
+
+static void sched_fair_test_group_task(struct kunit *test, struct sched_fair_test_group_task *g,
+				       bool attached)
+{
+	unsigned long load = attached ? SFT_CONTRIB : 0;
+
+	g->rq = sched_fair_test_pelt_rq(test);
+	g->tg = sched_fair_test_tg(test, load);
+	g->cfs_rq = sched_fair_test_group_cfs_rq(test, g->rq, g->tg, load);
+	g->se = sched_fair_test_se(test, g->cfs_rq, SFT_CONTRIB);
+	if (attached) {
+		g->se->avg.load_sum = 1;
+		g->se->avg.last_update_time = SFT_PELT_NOW;
+	}
+}
+
+/* After @what: the cfs_rq and the group's load_avg both hold @load. */
+static void sched_fair_test_expect_group_load(struct kunit *test,
+					      struct sched_fair_test_group_task *g,
+					      unsigned long load, const char *what)
+{
+	KUNIT_EXPECT_EQ_MSG(test, g->cfs_rq->avg.load_avg, load,
+			    "%s: the entity's load was not %s the cfs_rq", what,
+			    load ? "attached to" : "detached from");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&g->tg->load_avg), (long)load,
+			    "%s did not update the group's load_avg", what);
+}
+
 /* A task's first enqueue on this CPU: enqueue_entity()'s DO_ATTACH. */
 static void sched_fair_test_child_tg_enqueue_attach_propagated(struct kunit *test)
 {
-	struct rq *rq = sched_fair_test_pelt_rq(test);
-	struct task_group *tg = sched_fair_test_tg(test, 0);
-	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, 0);
-	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+	struct sched_fair_test_group_task g;
 
-	raw_spin_rq_lock_irq(rq);
-	update_load_avg(cfs_rq, se, DO_ATTACH);
-	raw_spin_rq_unlock_irq(rq);
-
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB,
-			    "the entity's load was not attached to the cfs_rq");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
-			    "an attach on enqueue did not reach the group's load_avg");
+	sched_fair_test_group_task(test, &g, false);
+	raw_spin_rq_lock_irq(g.rq);
+	update_load_avg(g.cfs_rq, g.se, DO_ATTACH);
+	raw_spin_rq_unlock_irq(g.rq);
+	sched_fair_test_expect_group_load(test, &g, SFT_CONTRIB, "an attach on enqueue");
 }
 
 /* A task moved into the group (a cgroup move, a class change). */
 static void sched_fair_test_child_tg_attach_propagated(struct kunit *test)
 {
-	struct rq *rq = sched_fair_test_pelt_rq(test);
-	struct task_group *tg = sched_fair_test_tg(test, 0);
-	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, 0);
-	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+	struct sched_fair_test_group_task g;
 
-	raw_spin_rq_lock_irq(rq);
-	attach_entity_cfs_rq(se);
-	raw_spin_rq_unlock_irq(rq);
-
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB,
-			    "the entity's load was not attached to the cfs_rq");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
-			    "attach_entity_cfs_rq() did not update the group's load_avg");
+	sched_fair_test_group_task(test, &g, false);
+	raw_spin_rq_lock_irq(g.rq);
+	attach_entity_cfs_rq(g.se);
+	raw_spin_rq_unlock_irq(g.rq);
+	sched_fair_test_expect_group_load(test, &g, SFT_CONTRIB, "attach_entity_cfs_rq()");
 }
 
 /* A task moved out of the group. */
 static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
 {
-	struct rq *rq = sched_fair_test_pelt_rq(test);
-	struct task_group *tg = sched_fair_test_tg(test, SFT_CONTRIB);
-	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, SFT_CONTRIB);
-	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+	struct sched_fair_test_group_task g;
 
-	/* Attached when its cfs_rq was last updated. */
-	se->avg.load_sum = 1;
-	se->avg.last_update_time = SFT_PELT_NOW;
-
-	raw_spin_rq_lock_irq(rq);
-	detach_entity_cfs_rq(se);
-	raw_spin_rq_unlock_irq(rq);
-
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, 0UL,
-			    "the entity's load was not detached from the cfs_rq");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 0L,
-			    "detach_entity_cfs_rq() did not update the group's load_avg");
+	sched_fair_test_group_task(test, &g, true);
+	raw_spin_rq_lock_irq(g.rq);
+	detach_entity_cfs_rq(g.se);
+	raw_spin_rq_unlock_irq(g.rq);
+	sched_fair_test_expect_group_load(test, &g, 0, "detach_entity_cfs_rq()");
 }
 
 /* A task's dequeue as it migrates away: dequeue_entity()'s DO_DETACH. */
 static void sched_fair_test_child_tg_dequeue_detach_propagated(struct kunit *test)
 {
-	struct rq *rq = sched_fair_test_pelt_rq(test);
-	struct task_group *tg = sched_fair_test_tg(test, SFT_CONTRIB);
-	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, SFT_CONTRIB);
-	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, SFT_CONTRIB);
+	struct sched_fair_test_group_task g;
 
-	se->avg.load_sum = 1;
-	se->avg.last_update_time = SFT_PELT_NOW;
-
-	raw_spin_rq_lock_irq(rq);
-	update_load_avg(cfs_rq, se, DO_DETACH);
-	raw_spin_rq_unlock_irq(rq);
-
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->avg.load_avg, 0UL,
-			    "the entity's load was not detached from the cfs_rq");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 0L,
-			    "a detach on dequeue did not reach the group's load_avg");
+	sched_fair_test_group_task(test, &g, true);
+	raw_spin_rq_lock_irq(g.rq);
+	update_load_avg(g.cfs_rq, g.se, DO_DETACH);
+	raw_spin_rq_unlock_irq(g.rq);
+	sched_fair_test_expect_group_load(test, &g, 0, "a detach on dequeue");
 }
 
 /*

@@ -374,10 +374,10 @@ static void sched_fair_test_set_only_on_transition(struct kunit *test)
 
 	add_nr_running(rq, 2);
 	/* A balance pass found nothing to pull and cleared the flag. */
-	sched_fair_test_set(rq->rd, 0);
+	set_rd_overloaded(rq->rd, 0);
 	add_nr_running(rq, 1);
 
-	KUNIT_EXPECT_FALSE_MSG(test, sched_fair_test_get(rq->rd),
+	KUNIT_EXPECT_FALSE_MSG(test, get_rd_overloaded(rq->rd),
 			       "2 -> 3 tasks set the flag again: it should be set on the <2 -> >=2 transition only");
 }
 
@@ -464,7 +464,7 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 			saved = rq_a->misfit_task_load;
 			if (misfit != saved)
 				rq_a->misfit_task_load = misfit;
-			sched_fair_test_set(lb->dst_rq->rd, flag);
+			set_rd_overloaded(lb->dst_rq->rd, flag);
 			if (mark)
 				sched_fair_test_mark(w, mark);
 			init_sd_lb_stats(&lb->sds);
@@ -483,7 +483,7 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 			   "precondition: CPUs %d, %d never had %u, %u tasks (%d tries in %llu ms; last %u, %u)",
 			   cpu_of(rq_a), cpu_of(rq_b), nr_a, nr_b, tries,
 			   (unsigned long long)(SFT_PASS_WAIT_NS / NSEC_PER_MSEC), seen_a, seen_b);
-	return sched_fair_test_get(lb->dst_rq->rd);
+	return get_rd_overloaded(lb->dst_rq->rd);
 }
 
 /*
@@ -872,14 +872,14 @@ static void sched_fair_test_set_step(struct sched_fair_test_check *c, struct rq 
 
 	c->inputs++;
 	rq->nr_running = prev;
-	if (sched_fair_test_get(rq->rd) != flag)
+	if (get_rd_overloaded(rq->rd) != flag)
 		rq->rd->SFT_RD_FLAG = flag;
 	sched_fair_test_mark(w, mark);
 	if (add)
 		add_nr_running(rq, count);
 	else
 		sub_nr_running(rq, count);
-	sched_fair_test_match(c, "the flag", sched_fair_test_get(rq->rd), want,
+	sched_fair_test_match(c, "the flag", get_rd_overloaded(rq->rd), want,
 			      "%s_nr_running(%u) at %u tasks, flag %d",
 			      add ? "add" : "sub", count, prev, flag);
 	sched_fair_test_match(c, "nr_running", rq->nr_running, add ? prev + count : prev - count,
@@ -922,7 +922,7 @@ static void sched_fair_test_model_set_side(struct kunit *test)
 				flag = 0;
 			sched_fair_test_set_step(&c, rq, w, add, prev, count, flag);
 			prev = rq->nr_running;
-			flag = sched_fair_test_get(rq->rd);
+			flag = get_rd_overloaded(rq->rd);
 		}
 	}
 	sched_fair_test_model_end(&c, w);
