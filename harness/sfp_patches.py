@@ -197,7 +197,6 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                                   (ROOT / "kunit" / "Kconfig").read_text()),
                       errors="surrogateescape")
         # MAINTAINERS: SCHEDULER's 'F: kernel/sched/' covers tests/ already.
-        mt = w / "MAINTAINERS"
         # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
         _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
         _git(w, "commit", "-q", "-F", str(commit_msg("kunit", line)))
@@ -229,6 +228,7 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                 ln for ln in cfg.read_text().splitlines(keepends=True)
                 if not any(ln.startswith((f"CONFIG_{s}=", f"# CONFIG_{s} is not set"))
                            for s in absent)))
+            mt = w / "MAINTAINERS"
             mt.write_text(maintainers_add(mt.read_text(errors="surrogateescape"),
                                           "F:\tkernel/sched/",
                                           "F:\ttools/testing/selftests/sched/"),

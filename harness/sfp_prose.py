@@ -23,6 +23,7 @@ import re
 
 import sfp_benchlines
 import sfp_cost
+import sfp_patches
 from sfp_data import Data
 
 # Phrases that carry a count; in the watched files each must be quoted by
@@ -41,7 +42,7 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
     (kunit/fair_kunit.c and kunit/cert/fair_cert_kunit.c); a suite that
     only says it needs SMP has none."""
     hdr = data.root / "kunit" / f"fair_kunit-{data.line(line).kunit_header}.h"
-    defs = dict(re.findall(r"^#define (SFT_[A-Z_]+)\s+(\d+)\b", hdr.read_text(), re.M))
+    defs = sfp_patches.header_values(hdr)
     src = (data.root / "kunit" / "fair_kunit.c").read_text() + \
         (data.root / "kunit" / "cert" / "fair_cert_kunit.c").read_text() \
         .split("#else /* !CONFIG_SMP */")[0]
@@ -52,7 +53,7 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
             ln = ln.strip()
             cond = re.match(r"#if (SFT_[A-Z_]+)$", ln)
             if cond:
-                on.append(on[-1] and defs.get(cond.group(1), "0") != "0")
+                on.append(on[-1] and defs.get(cond.group(1), 0) != 0)
             elif ln == "#endif":
                 on.pop()
             elif on[-1] and re.match(r"SFT_CASE\w*\(", ln):
