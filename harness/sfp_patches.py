@@ -128,8 +128,9 @@ def resolve_line(src: pathlib.Path, values: dict[str, int], dst: pathlib.Path) -
     if r.returncode not in (0, 1):  # 1: lines were removed
         raise PatchesError(f"unifdef {src.name}: {r.stderr.strip()}")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    # A decided block leaves the blank lines around it: one is enough.
-    dst.write_text(re.sub(r"\n{3,}", "\n\n", r.stdout))
+    # A decided block leaves the blank lines around it: one is enough,
+    # and none at the end of the file.
+    dst.write_text(re.sub(r"\n{3,}", "\n\n", r.stdout).rstrip("\n") + "\n")
 
 
 def _copy(src: pathlib.Path, dst: pathlib.Path) -> None:

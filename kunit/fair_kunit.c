@@ -3,14 +3,13 @@
  * KUnit tests for two fast paths of the fair scheduler, on fake objects:
  *
  *  - update_tg_load_avg() and clear_tg_load_avg() leave root_task_group
- *    alone, since nothing reads its load_avg; a child group's load_avg
+ *    alone, since nothing uses its load_avg; a child group's load_avg
  *    follows its cfs_rqs past the contrib/64 threshold, through each
  *    caller that changes a cfs_rq's load;
  *  - the root domain's overload indicator: add_nr_running() sets it when
  *    a runqueue reaches two tasks, sub_nr_running() never clears it, and
  *    the statistics pass of a top-level domain writes it while a pass
- *    below does not. (The newly-idle balance's use of it runs on live
- *    runqueues, and is tested out of tree.)
+ *    below does not.
  *
  * Every cfs_rq, task group, runqueue, root domain, sched domain and group
  * written here is a zeroed fake owned by the case; the runqueue a cfs_rq
@@ -245,8 +244,8 @@ struct sched_fair_test_group_task {
 	struct sched_entity *se;
 };
 
-static void sched_fair_test_group_task(struct kunit *test, struct sched_fair_test_group_task *g,
-				       bool attached)
+static void sched_fair_test_group_task_init(struct kunit *test,
+					    struct sched_fair_test_group_task *g, bool attached)
 {
 	unsigned long load = attached ? SFT_CONTRIB : 0;
 
@@ -277,7 +276,7 @@ static void sched_fair_test_child_tg_enqueue_attach_propagated(struct kunit *tes
 {
 	struct sched_fair_test_group_task g;
 
-	sched_fair_test_group_task(test, &g, false);
+	sched_fair_test_group_task_init(test, &g, false);
 	raw_spin_rq_lock_irq(g.rq);
 	update_load_avg(g.cfs_rq, g.se, DO_ATTACH);
 	raw_spin_rq_unlock_irq(g.rq);
@@ -289,7 +288,7 @@ static void sched_fair_test_child_tg_attach_propagated(struct kunit *test)
 {
 	struct sched_fair_test_group_task g;
 
-	sched_fair_test_group_task(test, &g, false);
+	sched_fair_test_group_task_init(test, &g, false);
 	raw_spin_rq_lock_irq(g.rq);
 	attach_entity_cfs_rq(g.se);
 	raw_spin_rq_unlock_irq(g.rq);
@@ -301,7 +300,7 @@ static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
 {
 	struct sched_fair_test_group_task g;
 
-	sched_fair_test_group_task(test, &g, true);
+	sched_fair_test_group_task_init(test, &g, true);
 	raw_spin_rq_lock_irq(g.rq);
 	detach_entity_cfs_rq(g.se);
 	raw_spin_rq_unlock_irq(g.rq);
@@ -313,7 +312,7 @@ static void sched_fair_test_child_tg_dequeue_detach_propagated(struct kunit *tes
 {
 	struct sched_fair_test_group_task g;
 
-	sched_fair_test_group_task(test, &g, true);
+	sched_fair_test_group_task_init(test, &g, true);
 	raw_spin_rq_lock_irq(g.rq);
 	update_load_avg(g.cfs_rq, g.se, DO_DETACH);
 	raw_spin_rq_unlock_irq(g.rq);
@@ -556,8 +555,8 @@ static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb 
 }
 
 /*
- * One update_sd_lb_stats() pass over a domain of one group, the CPU this
- * runs on, with env->cpus empty so that the pass reads no live runqueue
+ * One update_sd_lb_stats() pass over a domain of one group, the first
+ * active CPU, with env->cpus empty so that the pass reads no live runqueue
  * and finds nothing overloaded: what is left to see is whether the pass
  * writes the indicator. The flag is @flag before the pass; returns it
  * after.
