@@ -24,7 +24,9 @@ help:
 	@echo "make setup      install missing Debian packages (root)"
 	@echo "make prepare    only prepare the work tree ($(BUILD)/LINE/tree)"
 	@echo "make patches    regenerate the test patches from kunit/ and selftests/"
-	@echo "make kunit [KUNIT_ARCH=x86_64|arm64|um]  the KUnit suites with the kernel's kunit.py run"
+	@echo "make kunit [KUNIT_ARCH=x86_64|arm64|um] [KUNIT_OPTS='--stock --runs 10']"
+	@echo "                the KUnit suites with the kernel's kunit.py run (--stock: the"
+	@echo "                source as given plus the upstream tier's patch only)"
 	@echo "make mutate [MUTATE_BOOTS=5] [MUTATE_DEBUG_BOOTS=1]  every mutant of"
 	@echo "                tests/mutants/LINE/ and baseline, each booted MUTATE_BOOTS times,"
 	@echo "                and MUTATE_DEBUG_BOOTS times on the debug kernel; table of catching cases"
@@ -57,7 +59,8 @@ help:
 	@echo "make robot [ROBOT_OPTS=--quick]  the series as the kernel test robot builds it:"
 	@echo "                per patch, per config of kernel-config/robot/, W=1 and sparse"
 	@echo "                against series-base, arm64 ($(BUILD)/LINE/robot/table.md)"
-	@echo "make submission the line's series as format-patch --cover-letter, with"
+	@echo "make submission [SUBMISSION_OPTS=--cert]  the upstream tier's patch on the"
+	@echo "                source as given, as you would post it with b4, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
 	@echo "BOOT_JOBS=J     make mutate, bench, stress and matrix boot J guests at once, or"
 	@echo "                with BOOT_BACKEND=lava-server submit their boots as a job set,"
@@ -92,12 +95,14 @@ ROBOT_OPTS ?=
 robot: prepare
 	./sfp robot $(ROBOT_OPTS)
 
+SUBMISSION_OPTS ?=
 submission: prepare
-	./sfp submission
+	./sfp submission $(SUBMISSION_OPTS)
 
 KUNIT_ARCH ?= x86_64
+KUNIT_OPTS ?=
 kunit: prepare
-	./sfp kunit --arch $(KUNIT_ARCH)
+	./sfp kunit --arch $(KUNIT_ARCH) $(KUNIT_OPTS)
 
 MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1
@@ -161,8 +166,8 @@ matrix: setup
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
 	@for d in $(sort $(patsubst %/tree/.git/HEAD,%,$(patsubst %/obj,%,$(wildcard $(BUILD)/*/tree/.git/HEAD $(BUILD)/*/obj)))); do \
-		echo "rm -rf $$d/{obj,logs,bench/smoke,race,stress,mutate,kunit,robot,submission,wt}"; \
-		rm -rf $$d/obj $$d/logs $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/robot $$d/submission $$d/wt; \
+		echo "rm -rf $$d/{obj,logs,bench/smoke,race,stress,mutate,kunit,robot,submission,wt,stock,post}"; \
+		rm -rf $$d/obj $$d/logs $$d/bench/smoke $$d/race $$d/stress $$d/mutate $$d/kunit $$d/robot $$d/submission $$d/wt $$d/stock $$d/post; \
 		[ ! -d $$d/tree/.git ] || git -C $$d/tree worktree prune; \
 	done
 	@echo "rm -rf $(BUILD)/check $(BUILD)/matrix"

@@ -300,16 +300,14 @@ class Check:
         bad = False
         # The directories MAINTAINERS lists (F: lines ending in '/'): the
         # tree's, then what the series adds.
-        listed = re.findall(r"^F:\t(\S+/)$", (wt / "MAINTAINERS").read_text(errors="replace"),
-                            re.M) if (wt / "MAINTAINERS").is_file() else []
+        listed = S.listed_dirs(wt)
         for p in S.load(patches):
             text = p.path.read_text(errors="replace")
             opts = ["--strict", "--no-tree", "-q", "--ignore", "UNKNOWN_COMMIT_ID"]
             # checkpatch asks whether MAINTAINERS needs updating for a new
             # file; with --no-tree it cannot see that a listed directory
             # already covers it.
-            new = re.findall(r"^diff --git a/\S+ b/(\S+)\nnew file mode", text, re.M)
-            if new and all(any(f.startswith(d) for d in listed) for f in new):
+            if S.new_files_covered(text, listed):
                 opts += ["--ignore", "FILE_PATH_CHANGES"]
             listed += re.findall(r"^\+F:\t(\S+/)$", text, re.M)
             if p.role == "prereq" and \

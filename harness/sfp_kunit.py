@@ -16,9 +16,22 @@ builds with aarch64-linux-gnu-gcc and boots kunit.py's arm64 QEMU machine
 (virt). The certification tier (kunit/cert/) is not in .kunitconfig: the
 harness's own kernels run it. The output goes to the terminal and to
 $BUILD/LINE/kunit/ARCH.log.
+
+With --stock the suites run where a kernel developer runs them after git
+am: the line's source as given (branch 'base' of the work tree, with the
+features it already has) plus only the upstream tier's patch, in a
+worktree of its own ($BUILD/LINE/stock, made again from 'base' each time;
+kunit.py builds in $BUILD/LINE/kunit/stock-ARCH). With --runs N kunit.py
+runs N times (--json each time) and the per-case results of the runs are
+compared: a case whose result changes between runs is reported, and the
+exit status is 1. A --stock run leaves its summary in
+$BUILD/LINE/kunit/stock-ARCH.record.json (the tree, the runs' results),
+which 'sfp submission' quotes as the results on the posted tree.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import pathlib
 import shutil
@@ -28,6 +41,7 @@ import time
 from typing import Callable
 
 import sfp_env
+import sfp_series
 
 from sfp_data import Data
 
@@ -47,9 +61,10 @@ def _need(cmd: str) -> None:
         raise KunitError(msg)
 
 
-def command(data: Data, arch: str, vcpus: int, out: pathlib.Path, jobs: str) -> list[str]:
+def command(data: Data, arch: str, vcpus: int, build_dir: pathlib.Path, jobs: str) -> list[str]:
     """kunit.py's arguments for ARCH (a record of sfp.toml [archs]: its
-    QEMU and cross compiler), checking the tools it needs."""
+    QEMU and cross compiler), building in BUILD_DIR, checking the tools it
+    needs."""
     if arch not in data.archs:
         raise KunitError(f"--arch wants one of {', '.join(data.archs)}, not '{arch}'")
     a = data.archs[arch]
@@ -60,7 +75,7 @@ def command(data: Data, arch: str, vcpus: int, out: pathlib.Path, jobs: str) -> 
             _need(cmd)
     # A CC given on the make command line wins over CROSS_COMPILE's, so
     # it names the cross gcc.
-    args = ["run", "--kunitconfig=kernel/sched/tests", f"--build_dir={out / arch}",
+    args = ["run", "--kunitconfig=kernel/sched/tests", f"--build_dir={build_dir}",
             f"--jobs={jobs}", "--timeout=1800", "--make_options", f"CC=ccache {a.cross}gcc"]
     if a.qemu:  # kunit.py's --arch um (its default) runs UML, without QEMU
         args += [f"--arch={arch}"] + ([f"--cross_compile={a.cross}"] if a.cross else []) + \
@@ -87,31 +102,147 @@ def without_kvm(cmd: list[str], env: dict[str, str], say: Callable[[str], None])
             'mount --bind /dev/null /dev/kvm && exec "$@"', "sh", *cmd]
 
 
-def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
-        say: Callable[[str], None]) -> int:
-    """kunit.py's exit status; its output on stdout and in the log."""
-    wt = build / "tree"
-    if not (wt / ".git").is_dir():
-        raise KunitError(f"no work tree at {wt}: run 'make prepare' first")
-    if not (wt / "kernel" / "sched" / "tests" / ".kunitconfig").is_file():
-        raise KunitError(f"{wt} has no kernel/sched/tests/.kunitconfig: check out a branch "
-                         "with the series' tests (patched)")
-    out = build / "kunit"
-    args = command(data, arch, vcpus, out, env.get("JOBS") or str((os.cpu_count() or 1) + 1))
-    out.mkdir(parents=True, exist_ok=True)
-    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
-    say(f"in {wt}: tools/testing/kunit/kunit.py {' '.join(args)}")
-    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """One kunit.py run: its exit status, seconds, and each case's result
+    (suite.case -> PASS, FAIL, SKIP or ERROR) from its --json file."""
+    rc: int
+    seconds: int
+    cases: dict[str, str]
+
+    def counts(self) -> str:
+        n = {s: sum(v == s for v in self.cases.values()) for s in ("PASS", "FAIL", "SKIP")}
+        other = len(self.cases) - sum(n.values())
+        return (f"{n['PASS']} passed, {n['FAIL'] + other} failed, {n['SKIP']} skipped "
+                f"({len(self.cases)} cases)")
+
+
+def cases(doc: dict, prefix: str = "") -> dict[str, str]:
+    """suite.case -> status from kunit.py's --json document (KernelCI's
+    test groups: sub_groups nest, test_cases are the leaves)."""
+    out: dict[str, str] = {}
+    for g in doc.get("sub_groups", []):
+        name = g.get("name", "?")
+        out.update(cases(g, f"{prefix}{name}."))
+    for c in doc.get("test_cases", []):
+        out[f"{prefix}{c.get('name', '?')}"] = str(c.get("status", "?"))
+    return out
+
+
+def differences(runs: list[Outcome]) -> list[str]:
+    """The cases whose result is not the same in every run, each with its
+    results in run order."""
+    names = sorted({n for r in runs for n in r.cases})
+    return [f"{n}: {' '.join(r.cases.get(n, 'absent') for r in runs)}" for n in names
+            if len({r.cases.get(n, "absent") for r in runs}) > 1]
+
+
+def _once(cmd: list[str], wt: pathlib.Path, env: dict[str, str], log_path: pathlib.Path,
+          json_path: pathlib.Path) -> Outcome:
+    json_path.unlink(missing_ok=True)
     t0 = time.monotonic()
-    with open(out / f"{arch}.log", "w", encoding="utf-8", errors="replace") as log:
-        with subprocess.Popen(cmd, cwd=wt,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace") as proc:
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        with subprocess.Popen(cmd + [f"--json={json_path}"], cwd=wt, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace") as proc:
             assert proc.stdout
             for ln in proc.stdout:
                 sys.stdout.write(ln)
                 sys.stdout.flush()
                 log.write(ln)
-        rc = proc.returncode
-    say(f"kunit.py exited {rc} after {int(time.monotonic() - t0)}s (log: {out}/{arch}.log)")
-    return rc
+    got: dict[str, str] = {}
+    if json_path.is_file():
+        try:
+            got = cases(json.loads(json_path.read_text()))
+        except ValueError:
+            got = {}
+    return Outcome(proc.returncode, int(time.monotonic() - t0), got)
+
+
+def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
+        say: Callable[[str], None], stock: bool = False, runs: int = 1,
+        patches: pathlib.Path | None = None) -> int:
+    """0 if every run's kunit.py exited 0 and the runs agree; kunit.py's
+    status (or 1) otherwise. Output on stdout and in the logs."""
+    if runs < 1:
+        raise KunitError(f"--runs wants a number of runs > 0, not '{runs}'")
+    wt = build / "tree"
+    if not (wt / ".git").is_dir():
+        raise KunitError(f"no work tree at {wt}: run 'make prepare' first")
+    out = build / "kunit"
+    name = arch
+    if stock:
+        if patches is None:
+            raise KunitError("--stock needs the line's patches")
+        try:
+            upstream, _ = sfp_series.tiers(sfp_series.load(patches))
+            if not upstream:
+                raise KunitError(f"{patches}/series has no test patches")
+            say(f"{build / 'stock'}: 'base' (the source as given) + {upstream[0].name}")
+            head = sfp_series.stock_worktree(wt, build / "stock", upstream)
+        except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
+            raise KunitError(str(e)) from e
+        say(f"{build / 'stock'} at {head[:12]}")
+        wt = build / "stock"
+        name = f"stock-{arch}"
+    if not (wt / "kernel" / "sched" / "tests" / ".kunitconfig").is_file():
+        raise KunitError(f"{wt} has no kernel/sched/tests/.kunitconfig: check out a branch "
+                         "with the series' tests (patched)")
+    args = command(data, arch, vcpus, out / name,
+                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
+    say(f"in {wt}: tools/testing/kunit/kunit.py {' '.join(args)}")
+    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
+    done: list[Outcome] = []
+    for i in range(1, runs + 1):
+        suffix = f".{i}" if runs > 1 else ""
+        log = out / f"{name}{suffix}.log"
+        o = _once(cmd, wt, env, log, out / f"{name}{suffix}.json")
+        done.append(o)
+        say(f"run {i}/{runs}: kunit.py exited {o.rc} after {o.seconds}s: {o.counts()} "
+            f"(log: {log})")
+    diff = differences(done)
+    if runs > 1:
+        secs = sorted(o.seconds for o in done)
+        say(f"{runs} runs on {arch}: " + ("the same result for every case" if not diff else
+                                          f"{len(diff)} cases differ between runs") +
+            f"; {secs[0]}-{secs[-1]} s each")
+        for d in diff:
+            say(f"  {d}")
+    if stock:
+        record = Record(tree=sfp_series.git(wt, "rev-parse", "HEAD^{tree}").stdout.strip(),
+                        version=sfp_series.kernel_version(wt), arch=arch,
+                        vcpus=vcpus if data.archs[arch].qemu else 1, runs=runs,
+                        result=done[0].counts(), identical=not diff,
+                        all_exit_0=all(o.rc == 0 for o in done),
+                        seconds=[min(o.seconds for o in done), max(o.seconds for o in done)])
+        (out / f"{name}.record.json").write_text(json.dumps(dataclasses.asdict(record),
+                                                            indent=1) + "\n")
+    bad = next((o.rc for o in done if o.rc), 0)
+    return bad or (1 if diff else 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """What a --stock run leaves behind for the submission to quote."""
+    tree: str  # git tree id of the stock worktree's HEAD
+    version: str  # the kernel version of its Makefile
+    arch: str
+    vcpus: int
+    runs: int
+    result: str  # the first run's counts
+    identical: bool  # every case had the same result in every run
+    all_exit_0: bool
+    seconds: list[int]  # the fastest and the slowest run
+
+
+def records(build: pathlib.Path) -> list[Record]:
+    """The --stock records of BUILD's kunit directory, by architecture."""
+    out = []
+    for f in sorted((build / "kunit").glob("stock-*.record.json")):
+        try:
+            out.append(Record(**json.loads(f.read_text())))
+        except (ValueError, TypeError):
+            continue
+    return out

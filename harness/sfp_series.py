@@ -375,3 +375,52 @@ def shell(name: str, value: object) -> str:
         return f"{name}=(" + " ".join(f"[{k}]={shlex.quote(str(v))}"
                                       for k, v in sorted(value.items())) + ")"
     return f"{name}={shlex.quote('' if value is None else str(value))}"
+
+
+def tiers(series: list[Patch]) -> tuple[list[Patch], list[Patch]]:
+    """The test patches as (upstream tier, certification tier): gen-patches
+    writes the upstream tier's patch first, the certification tier's after
+    it."""
+    tests = [p for p in series if p.role == "test"]
+    return tests[:1], tests[1:]
+
+
+def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch]) -> str:
+    """DEST, a git worktree of TREE's repository at 'base' (the source as
+    given, with the features it has) plus PATCHES by git am; made again
+    from 'base' each time. Its HEAD."""
+    if not _ok(tree, "rev-parse", "-q", "--verify", "base"):
+        raise SeriesError(f"the work tree {tree} has no branch 'base': run 'make prepare'")
+    if dest.exists() and not (dest / ".git").is_file():
+        raise SeriesError(f"'{dest}' exists and is not a worktree of {tree}: move it away")
+    if dest.exists():
+        git(dest, "am", "--abort")
+        _must(dest, "reset", "-q", "--hard")
+        _must(dest, "checkout", "-q", "--detach", "base")
+        _must(dest, "clean", "-q", "-fd")
+    else:
+        git(tree, "worktree", "prune")
+        _must(tree, "worktree", "add", "-q", "--detach", str(dest), "base")
+    for p in patches:
+        am = git(dest, *GIT_ID, "am", "-q", str(p.path))
+        if am.returncode:
+            git(dest, "am", "--abort")
+            where = _first_hunk(am.stdout + am.stderr, p.path)
+            raise SeriesError(f"{p.name} does not apply to the source as given ('base' of "
+                              f"{tree}): first failing hunk in {where}")
+    return _must(dest, "rev-parse", "HEAD").strip()
+
+
+def listed_dirs(tree: pathlib.Path) -> list[str]:
+    """The directories TREE's MAINTAINERS lists (F: lines ending in '/')."""
+    m = tree / "MAINTAINERS"
+    return re.findall(r"^F:\t(\S+/)$", m.read_text(errors="replace"), re.M) \
+        if m.is_file() else []
+
+
+def new_files_covered(text: str, listed: list[str]) -> bool:
+    """The patch TEXT creates files, each under a directory of LISTED:
+    checkpatch's 'does MAINTAINERS need updating?' (FILE_PATH_CHANGES),
+    which it asks of every new file, has its answer already."""
+    new = re.findall(r"^diff --git a/\S+ b/(\S+)\nnew file mode", text, re.M)
+    return bool(new) and all(any(f.startswith(d) for d in listed) for f in new)

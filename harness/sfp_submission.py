@@ -1,57 +1,118 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Write a line's series as an upstream submission, without sending
-anything:
+"""Prepare the tests for posting with b4, as you, without sending
+anything.
 
-  git format-patch --cover-letter series-base..patched of the line's
-  prepared work tree ($BUILD/LINE/tree), numbered [PATCH n/N] over the
-  whole series, the cover letter's subject and text taken from
-  docs/cover-letter-LINE.txt (docs/cover-letter.txt, which describes two
-  feature and two test patches, if the line has no letter of its own and
-  no prerequisite patches), with the diffstat and shortlog git writes;
+What is posted is what applies to the kernel as it is: the line's source
+as given (branch 'base' of the work tree, which already has both fast
+paths) plus the upstream tier's KUnit patch; with --cert also the
+certification tier's patches, marked RFC and described as not for
+merging. The feature patches are not posted: they re-add what every
+tree here already has.
 
-  then the tree's scripts/get_maintainer.pl on every patch (no git
-  history needed: --no-git --no-git-fallback), and once on the whole
-  series: the To/Cc list a maintainer expects, in DIR/get_maintainer.txt.
+  1. $BUILD/LINE/post, a worktree of the line's work tree, on branch
+     sfp-post-LINE: 'base' + the patches, each commit re-authored as you
+     (git's user.name and user.email; the project's placeholder identity
+     is refused) and signed off by you in place of the placeholder;
+  2. b4 prep --enroll base, the cover letter (kunit/COVER, with
+     kunit/cert/COVER under --cert, and the results of
+     'sfp kunit --stock' on this very tree, per architecture, where they
+     were recorded), b4 prep --auto-to-cc (the tree's get_maintainer.pl);
+  3. b4 send -o DIR --no-sign: the messages as files. b4 is given
+     /bin/false as its mail program, so nothing can be sent;
+  4. scripts/checkpatch.pl --strict on every message, and
+     get_maintainer.pl's list in DIR/get_maintainer.txt.
+
+b4 writes a base-commit: line naming 'base'. When the source was a git
+checkout that is its HEAD, a commit the list can find; when it was a
+directory or a tarball, 'base' is a commit only this work tree has, and
+the line is taken out (give a git checkout as KSRC to keep it).
 
 DIR (-o) defaults to $BUILD/LINE/submission; it must not exist or be
-empty. Needs a prepared work tree (make prepare).
+empty. Needs a prepared work tree (make prepare) and b4.
 """
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 import subprocess
+import tempfile
 from typing import Callable
 
 import sfp_series as S
 
 import sfp_env
+import sfp_kunit
 from sfp_data import ROOT
+
+PLACEHOLDER = ("sched-fastpath", "sched-fastpath@example.org")
+# Domains no mail reaches (RFC 2606, RFC 6761).
+RESERVED = re.compile(r"(^|\.)(example\.(com|net|org)|example|invalid|test|localhost)$")
 
 
 class SubmissionError(Exception):
     """The submission cannot be written; the message is one line."""
 
 
-def cover_letter(line: str, series: list[S.Patch]) -> pathlib.Path:
-    own = ROOT / "docs" / f"cover-letter-{line}.txt"
-    if own.is_file():
-        return own
-    # The common letter describes a series of two features and two test
-    # patches; a line with prerequisite fixes needs its own.
-    if any(p.role == "prereq" for p in series):
-        raise SubmissionError(f"the {line} series has prerequisite patches, which "
-                              "docs/cover-letter.txt does not describe: write "
-                              f"docs/cover-letter-{line}.txt")
-    common = ROOT / "docs" / "cover-letter.txt"
-    if not common.is_file():
-        raise SubmissionError("no docs/cover-letter.txt")
-    return common
+def identity(tree: pathlib.Path, say: Callable[[str], None]) -> tuple[str, str]:
+    """The user's name and address from git's configuration, as TREE sees
+    it; the placeholder and a missing identity are refused."""
+    name = S.git(tree, "config", "user.name").stdout.strip()
+    email = S.git(tree, "config", "user.email").stdout.strip()
+    if not name or not email:
+        raise SubmissionError("git's user.name and user.email are not set: the patches go out "
+                              "as you (git config --global user.name ...; user.email ...)")
+    if name == PLACEHOLDER[0] or email == PLACEHOLDER[1]:
+        raise SubmissionError(f"git's identity is the project's placeholder ({name} <{email}>): "
+                              "set your own user.name and user.email")
+    if RESERVED.search(email.rpartition("@")[2].lower()):
+        say(f"warning: {email} is in a reserved domain; no list can reply to it")
+    return name, email
+
+
+def cover_text(cert: bool, results: list[str]) -> str:
+    """The cover letter: its subject line, then its text."""
+    text = (ROOT / "kunit" / "COVER").read_text().rstrip("\n").replace(
+        "{upstream}", "Patch 1" if cert else "This patch") + "\n"
+    if cert:
+        text += "\n" + (ROOT / "kunit" / "cert" / "COVER").read_text().rstrip("\n") + "\n"
+    if results:
+        text += "\n" + "\n".join(results) + "\n"
+    return text
+
+
+def results(build: pathlib.Path, tree: str, version: str) -> list[str]:
+    """The results section: 'sfp kunit --stock' records of TREE (a git
+    tree id: the stock source plus the upstream tier's patch)."""
+    names = {"um": "UML (kunit.py's default)", "x86_64": "x86_64, QEMU", "arm64":
+             "arm64, QEMU virt"}
+    got = [r for r in sfp_kunit.records(build) if r.tree == tree]
+    if not got:
+        return []
+    runs = sorted({r.runs for r in got})
+    out = [f"kunit.py run --kunitconfig=kernel/sched/tests on {version} with this patch, "
+           f"{'/'.join(map(str, runs))} run{'s' if runs != [1] else ''} per architecture:"]
+    for r in sorted(got, key=lambda r: list(names).index(r.arch) if r.arch in names else 9):
+        smp = f", -smp {r.vcpus}" if r.arch != "um" else ""
+        same = "the same in every run" if r.identical and r.runs > 1 else \
+            "" if r.identical else "NOT the same in every run"
+        out.append(f"  {names.get(r.arch, r.arch)}{smp}: {r.result}"
+                   + (f", {same}" if same else ""))
+    return out
+
+
+def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str) -> str:
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if r.returncode:
+        tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-3:]
+        raise SubmissionError(f"{what} failed: {' / '.join(tail) or '?'}")
+    return r.stdout
 
 
 def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Path | None,
-          say: Callable[[str], None]) -> pathlib.Path:
+          say: Callable[[str], None], cert: bool = False) -> pathlib.Path:
     """The submission in OUT (default BUILD/submission); its directory."""
-    for cmd, pkg in (("git", "git"), ("perl", "perl")):
+    for cmd, pkg in (("git", "git"), ("perl", "perl"), ("b4", "b4")):
         if sfp_env.missing_tool(cmd, pkg):
             raise SubmissionError(sfp_env.missing_tool(cmd, pkg))
     wt = build / "tree"
@@ -60,45 +121,103 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
                               "prepare) first")
     if not (wt / "scripts" / "get_maintainer.pl").is_file():
         raise SubmissionError(f"{wt} has no scripts/get_maintainer.pl")
+    name, email = identity(wt, say)
     try:
-        series = S.load(patches)
+        upstream, certs = S.tiers(S.load(patches))
     except S.SeriesError as e:
         raise SubmissionError(str(e)) from e
-    cover = cover_letter(line, series)
+    if not upstream:
+        raise SubmissionError(f"{patches}/series has no test patches")
     out = out or build / "submission"
     if out.is_dir() and any(out.iterdir()) or out.exists() and not out.is_dir():
         raise SubmissionError(f"'{out}' is not empty: move it away, or give another with -o")
-    out.mkdir(parents=True, exist_ok=True)
-    out = out.resolve()
+
+    post = build / "post"
+    posted = upstream + (certs if cert else [])
+    say(f"{post}: 'base' + {', '.join(p.name for p in posted)}")
+    try:
+        S.stock_worktree(wt, post, posted)
+    except (S.SeriesError, S.GitFailed) as e:
+        raise SubmissionError(str(e)) from e
+    # git and b4 see the user's identity; b4's mail program is /bin/false.
+    env = dict(os.environ, GIT_CONFIG_COUNT="2", GIT_CONFIG_KEY_0="sendemail.smtpserver",
+               GIT_CONFIG_VALUE_0="/bin/false", GIT_CONFIG_KEY_1="b4.prep-cover-strategy",
+               GIT_CONFIG_VALUE_1="commit")
+    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+              "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        env.pop(k, None)
 
     def git(*args: str) -> str:
-        r = subprocess.run(["git", "-C", str(wt), *args], capture_output=True, text=True,
-                           check=False)
-        if r.returncode:
-            raise SubmissionError(f"git {args[0]} failed: {r.stderr.strip()}")
-        return r.stdout
+        return _run(["git", *args], post, env, f"git {args[0]}")
 
-    n = git("rev-list", "--count", "series-base..patched").strip()
-    say(f"format-patch --cover-letter series-base..patched ({n} patches) -> {out}")
-    # The cover letter's first line is its subject, the rest its text: git
-    # takes both from the branch description.
-    description = cover.read_text().rstrip("\n")
-    subprocess.run(["git", "-C", str(wt), "-c", "user.name=sched-fastpath",
-                    "-c", "user.email=sched-fastpath@example.org",
-                    "-c", f"branch.patched.description={description}", "-c", "core.abbrev=12",
-                    "format-patch", "-q", "--cover-letter", "--cover-from-description=subject",
-                    "--zero-commit", "-o", str(out), "series-base..patched"], check=True)
+    commits = git("rev-list", "--reverse", "base..HEAD").split()
+    branch = f"sfp-post-{line}"
+    git("checkout", "-q", "-B", branch, "base")
+    placeholder = f"Signed-off-by: {PLACEHOLDER[0]} <{PLACEHOLDER[1]}>"
+    with tempfile.TemporaryDirectory(prefix="sfp-post.") as tmp:
+        msgfile = pathlib.Path(tmp) / "msg"
+        for c in commits:
+            git("cherry-pick", "--allow-empty", c)
+            msg = git("log", "-1", "--format=%B", "HEAD")
+            msgfile.write_text("".join(ln for ln in msg.splitlines(keepends=True)
+                                       if ln.rstrip("\n") != placeholder))
+            git("commit", "-q", "--amend", "--reset-author", "--signoff", "-F", str(msgfile))
+        upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
+        version = S.kernel_version(post)
+        found = results(build, upstream_tree, version)
+        if not found:
+            say(f"warning: no 'sfp kunit --stock' results recorded for this tree: the cover "
+                f"letter gives none (LINE={line} ./sfp kunit --stock --arch ARCH --runs 10)")
+        cover = pathlib.Path(tmp) / "cover"
+        cover.write_text(cover_text(cert, found))
+        say(f"b4 prep --enroll base on {branch}; the cover letter; b4 prep --auto-to-cc")
+        _run(["b4", "prep", "--enroll", "base"], post, env, "b4 prep --enroll")
+        ed = dict(env, GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_2="core.editor",
+                  GIT_CONFIG_VALUE_2=f"cp {cover}")
+        _run(["b4", "prep", "--edit-cover"], post, ed, "b4 prep --edit-cover")
+        if cert:
+            _run(["b4", "prep", "--set-prefixes", "RFC"], post, env, "b4 prep --set-prefixes")
+        _run(["b4", "prep", "--auto-to-cc"], post, env, "b4 prep --auto-to-cc")
 
-    say(f"scripts/get_maintainer.pl per patch -> {out}/get_maintainer.txt")
-    made = sorted(p for p in out.glob("0*.patch") if not p.name.startswith("0000-"))
+    out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
+    say(f"b4 send -o {out} --no-sign (nothing is sent)")
+    _run(["b4", "send", "-o", str(out), "--no-sign"], post, env, "b4 send -o")
+    made = sorted(out.glob("*.eml"))
+    base = S.git(post, "log", "-1", "--format=%an%x00%s", "base").stdout
+    own_base = base.startswith(f"{PLACEHOLDER[0]}\0base: ")
+    if own_base:
+        say("the source is not a git checkout: base-commit names a commit only this work tree "
+            "has, and is taken out (give KSRC a git checkout to keep it)")
+        for m in made:
+            m.write_text("".join(ln for ln in m.read_text().splitlines(keepends=True)
+                                 if not ln.startswith("base-commit: ")))
 
-    def maintainers(*args: str) -> str:
-        return subprocess.run(["perl", "scripts/get_maintainer.pl", "--no-git",
-                               "--no-git-fallback", *args], cwd=wt, capture_output=True,
-                              text=True, check=False).stdout
-    text = "".join(f"## {p.name}\n{maintainers(str(p))}\n" for p in made)
-    text += "## the whole series\n" + maintainers("--no-rolestats", *map(str, made))
-    (out / "get_maintainer.txt").write_text(text)
-    print(text, end="")
-    say(f"wrote {len(list(out.glob('*.patch')))} files to {out}; nothing was sent")
+    say(f"scripts/checkpatch.pl --strict and scripts/get_maintainer.pl -> {out}")
+    report = []
+    listed = S.listed_dirs(post)
+    for m in made:
+        if m.name.startswith("0000-"):  # the cover letter
+            continue
+        # Without the source's history checkpatch cannot look the cited
+        # commits up; with it, it does. It asks whether MAINTAINERS needs
+        # updating for every new file, even one a listed directory covers.
+        text = m.read_text()
+        listed += re.findall(r"^\+F:\t(\S+/)$", text, re.M)
+        ignore = (["UNKNOWN_COMMIT_ID"] if own_base else []) + \
+            (["FILE_PATH_CHANGES"] if S.new_files_covered(text, listed) else [])
+        r = subprocess.run(["perl", "scripts/checkpatch.pl", "--strict",
+                            *(["--ignore", ",".join(ignore)] if ignore else []), str(m)], cwd=post,
+                           capture_output=True, text=True, check=False)
+        total = next((ln for ln in r.stdout.splitlines() if ln.startswith("total:")), "?")
+        report.append(f"{m.name}: {len(text.splitlines())} lines; checkpatch --strict: {total}"
+                      + (f" (ignored: {', '.join(ignore)})" if ignore else ""))
+    maint = subprocess.run(["perl", "scripts/get_maintainer.pl", "--no-git",
+                            "--no-git-fallback", *map(str, made)], cwd=post, capture_output=True,
+                           text=True, check=False).stdout
+    (out / "get_maintainer.txt").write_text(maint)
+    for ln in report:
+        print(ln)
+    print(maint, end="")
+    say(f"wrote {len(made)} messages to {out}, as {name} <{email}>; nothing was sent")
     return out

@@ -161,8 +161,8 @@ class BadRecords(unittest.TestCase):
                      "already has a reason")
 
     def test_prose_file_missing(self):
-        self.refused('file = "docs/cover-letter.txt"', 'file = "docs/cover.txt"',
-                     r"prose\[3\].file: docs/cover.txt does not exist")
+        self.refused('file = "selftests/COMMIT_MSG-6.1"', 'file = "selftests/MSG"',
+                     r"prose\[2\].file: selftests/MSG does not exist")
 
     def test_baseline_case_name(self):
         self.refused('"sched_fastpath_root_tg.root_tg.cpu_offline_online",',

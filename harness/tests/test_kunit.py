@@ -28,7 +28,7 @@ class Command(unittest.TestCase):
         self.addCleanup(patch.stop)
 
     def test_arches(self):
-        x86 = sfp_kunit.command(D, "x86_64", 2, P("/b/kunit"), "3")
+        x86 = sfp_kunit.command(D, "x86_64", 2, P("/b/kunit/x86_64"), "3")
         self.assertEqual(x86[:5], ["run", "--kunitconfig=kernel/sched/tests",
                                    "--build_dir=/b/kunit/x86_64", "--jobs=3", "--timeout=1800"])
         self.assertEqual(x86[-2:], ["--qemu_args", "-smp 2"])
@@ -96,6 +96,37 @@ class WithoutKvm(unittest.TestCase):
                 mock.patch.object(sfp_kunit.os, "geteuid", return_value=1000):
             self.assertEqual(sfp_kunit.without_kvm(self.CMD, {}, said.append), self.CMD)
         self.assertIn("cannot be hidden", said[0])
+
+
+
+class Results(unittest.TestCase):
+    DOC = {"name": "KUnit Test Group", "test_cases": [], "sub_groups": [
+        {"name": "sched_fair_tg_load_avg", "sub_groups": [],
+         "test_cases": [{"name": "root_update_skipped", "status": "PASS"},
+                        {"name": "child_tg_propagated", "status": "SKIP"}]},
+        {"name": "sched_fair_overload_set", "sub_groups": [],
+         "test_cases": [{"name": "one_to_two_sets", "status": "FAIL"},
+                        {"name": "zero_to_one_leaves", "status": "ERROR"}]}]}
+
+    def test_cases_from_json(self):
+        got = sfp_kunit.cases(self.DOC)
+        self.assertEqual(got["sched_fair_tg_load_avg.root_update_skipped"], "PASS")
+        self.assertEqual(got["sched_fair_overload_set.zero_to_one_leaves"], "ERROR")
+        self.assertEqual(len(got), 4)
+        o = sfp_kunit.Outcome(0, 10, got)
+        self.assertEqual(o.counts(), "1 passed, 2 failed, 1 skipped (4 cases)")
+
+    def test_differences(self):
+        a = sfp_kunit.Outcome(0, 10, {"s.a": "PASS", "s.b": "PASS"})
+        b = sfp_kunit.Outcome(0, 11, {"s.a": "PASS", "s.b": "FAIL"})
+        c = sfp_kunit.Outcome(0, 12, {"s.a": "PASS"})
+        self.assertEqual(sfp_kunit.differences([a, a, a]), [])
+        self.assertEqual(sfp_kunit.differences([a, b]), ["s.b: PASS FAIL"])
+        self.assertEqual(sfp_kunit.differences([a, c]), ["s.b: PASS absent"])
+
+    def test_runs_refused(self):
+        with self.assertRaisesRegex(sfp_kunit.KunitError, "--runs wants"):
+            sfp_kunit.run(D, P("/nonexistent"), "um", 1, {}, print, runs=0)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""sfp submission: each line's cover letter (its own, or the common one
-when the series has no prerequisite), the refusal of a line that needs
-its own letter, and of a non-empty output directory, before any work."""
+"""sfp submission: what is posted (the upstream tier, the certification
+tier only when asked), as whom (the placeholder and a missing identity
+refused), the cover letter and its results, and the stock worktree the
+posting is made in; the refusal of a non-empty output directory before
+any work."""
+import json
+import os
 import pathlib
+import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
@@ -14,27 +20,116 @@ import sfp_series  # noqa: E402
 import sfp_submission  # noqa: E402
 
 D = sfp_data.load()
+NO_CONFIG = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+             "GIT_CONFIG_COUNT": "0"}
+
+
+def git(tree: pathlib.Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(tree), *sfp_series.GIT_ID, *args], check=True,
+                   capture_output=True)
+
+
+class Identity(unittest.TestCase):
+    def ident(self, name: str | None, email: str | None) -> tuple[tuple[str, str], list[str]]:
+        said: list[str] = []
+        with tempfile.TemporaryDirectory() as d, mock.patch.dict(os.environ, NO_CONFIG):
+            t = pathlib.Path(d)
+            subprocess.run(["git", "init", "-q", str(t)], check=True)
+            if name:
+                git(t, "config", "user.name", name)
+            if email:
+                git(t, "config", "user.email", email)
+            return sfp_submission.identity(t, said.append), said
+
+    def test_refused(self):
+        for name, email, why in ((None, None, "not set"),
+                                 ("sched-fastpath", "me@kernel.org", "placeholder"),
+                                 ("Me", "sched-fastpath@example.org", "placeholder")):
+            with self.assertRaisesRegex(sfp_submission.SubmissionError, why):
+                self.ident(name, email)
+
+    def test_taken(self):
+        self.assertEqual(self.ident("A Developer", "dev@kernel.org"),
+                         (("A Developer", "dev@kernel.org"), []))
+        _, said = self.ident("A Developer", "dev@lab.example")
+        self.assertIn("reserved domain", said[0])
 
 
 class Cover(unittest.TestCase):
-    def test_every_line_has_a_letter(self):
+    def test_upstream_only(self):
+        text = sfp_submission.cover_text(False, [])
+        self.assertTrue(text.startswith("sched/fair: "))
+        self.assertIn("This patch calls", text)
+        self.assertNotIn("not for merging", text)
+        self.assertNotIn("{", text)
+
+    def test_with_cert_and_results(self):
+        text = sfp_submission.cover_text(True, ["kunit.py run ...", "  um: 17 passed"])
+        self.assertIn("Patch 1 calls", text)
+        self.assertIn("not for merging", text)
+        self.assertTrue(text.endswith("  um: 17 passed\n"))
+
+    def test_results_of_this_tree_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = pathlib.Path(d)
+            (b / "kunit").mkdir()
+            for arch, tree, same in (("um", "t1", True), ("x86_64", "t1", False),
+                                     ("arm64", "t0", True)):
+                (b / "kunit" / f"stock-{arch}.record.json").write_text(json.dumps(
+                    {"tree": tree, "version": "7.1.5", "arch": arch, "vcpus": 4, "runs": 10,
+                     "result": "17 passed, 0 failed, 0 skipped (17 cases)", "identical": same,
+                     "all_exit_0": True, "seconds": [3, 8]}))
+            got = sfp_submission.results(b, "t1", "7.1.5")
+            self.assertEqual(len(got), 3)
+            self.assertIn("on 7.1.5 with this patch, 10 runs per architecture", got[0])
+            self.assertEqual(got[1], "  UML (kunit.py's default): 17 passed, 0 failed, "
+                             "0 skipped (17 cases), the same in every run")
+            self.assertIn("-smp 4", got[2])
+            self.assertIn("NOT the same", got[2])
+            self.assertEqual(sfp_submission.results(b, "t9", "7.1.5"), [])
+
+
+class Tiers(unittest.TestCase):
+    def test_every_line(self):
         for line in D.line_names():
-            series = sfp_series.load(D.root / "patches" / line)
-            letter = sfp_submission.cover_letter(line, series)
-            self.assertTrue(letter.is_file(), line)
-            if any(p.role == "prereq" for p in series):
-                self.assertEqual(letter.name, f"cover-letter-{line}.txt")
-            # the letter numbers the patches the series has
-            n = len(series)
-            self.assertIn(f"atch {n}" if n > 4 else "atch 4", letter.read_text().replace(
-                "\n", " "), line)
+            up, cert = sfp_series.tiers(sfp_series.load(D.root / "patches" / line))
+            self.assertEqual([sfp_series.subject(p.path) for p in up],
+                             ["sched/fair: Add KUnit tests for the root group and overload "
+                              "fast paths"], line)
+            self.assertTrue(cert and all("out-of-tree certification" in
+                                         sfp_series.subject(p.path) for p in cert), line)
 
-    def test_prereq_needs_own_letter(self):
-        series = [sfp_series.Patch(pathlib.Path("0001-fix.patch"), "prereq")]
-        with self.assertRaisesRegex(sfp_submission.SubmissionError,
-                                    "write docs/cover-letter-9.9.txt"):
-            sfp_submission.cover_letter("9.9", series)
 
+class Stock(unittest.TestCase):
+    def test_made_again_from_base(self):
+        with tempfile.TemporaryDirectory() as d:
+            t, dest = pathlib.Path(d) / "tree", pathlib.Path(d) / "stock"
+            subprocess.run(["git", "init", "-q", "-b", "base", str(t)], check=True)
+            (t / "f").write_text("one\n")
+            git(t, "add", "f")
+            git(t, "commit", "-q", "-m", "base")
+            git(t, "checkout", "-q", "-b", "work")
+            (t / "f").write_text("two\n")
+            git(t, "commit", "-q", "-am", "sched: two")
+            git(t, "format-patch", "-q", "-1", "-o", d)
+            patch = sfp_series.Patch(next(pathlib.Path(d).glob("0001-*.patch")), "test")
+            sfp_series.stock_worktree(t, dest, [patch])
+            self.assertEqual((dest / "f").read_text(), "two\n")
+            (dest / "junk").write_text("x")
+            sfp_series.stock_worktree(t, dest, [patch])  # again: from base, cleaned
+            self.assertEqual((dest / "f").read_text(), "two\n")
+            self.assertFalse((dest / "junk").exists())
+            git(t, "checkout", "-q", "base")
+            (t / "f").write_text("three\n")
+            git(t, "commit", "-q", "-am", "three")
+            with self.assertRaisesRegex(sfp_series.SeriesError, "does not apply"):
+                sfp_series.stock_worktree(t, dest, [patch])
+            (pathlib.Path(d) / "plain").mkdir()
+            with self.assertRaisesRegex(sfp_series.SeriesError, "not a worktree"):
+                sfp_series.stock_worktree(t, pathlib.Path(d) / "plain", [patch])
+
+
+class Refusals(unittest.TestCase):
     def test_refusals(self):
         with tempfile.TemporaryDirectory() as d:
             b = pathlib.Path(d)
@@ -44,6 +139,9 @@ class Cover(unittest.TestCase):
             (b / "tree" / ".git").mkdir(parents=True)
             (b / "tree" / "scripts").mkdir()
             (b / "tree" / "scripts" / "get_maintainer.pl").write_text("")
+            subprocess.run(["git", "init", "-q", str(b / "tree")], check=True)
+            git(b / "tree", "config", "user.name", "A Developer")
+            git(b / "tree", "config", "user.email", "dev@kernel.org")
             (b / "out").mkdir()
             (b / "out" / "mine").write_text("x")
             with self.assertRaisesRegex(sfp_submission.SubmissionError, "is not empty"):
