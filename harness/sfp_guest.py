@@ -12,9 +12,13 @@ the order of /tests/order:
                        run_kselftest.sh, when TREE has the series' tests;
                        coreutils' timeout goes along, so that the runner
                        enforces the tests' 'settings' timeout
-  guest_state          scripts/guest/state.sh, after the kselftests: the
-                       knobs they change are as before them (else put back,
-                       and a failure), no cgroup of theirs is left
+  guest_killed         scripts/guest/killed.sh, after the kselftests: each
+                       sched kselftest program, killed with SIGKILL while
+                       its first test has something changed, leaves nothing
+                       changed (its undo log's guard puts it back)
+  guest_state          scripts/guest/state.sh, after guest_killed: the
+                       knobs the tests change are as before them (else put
+                       back, and a failure), no cgroup of theirs is left
   -x PROGRAM           any extra static program or script (run as its name
                        without .sh)
 Other contents: -b FILE for /bin (not run by itself); -d BINARY, a host
@@ -265,10 +269,12 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
         if kst:
             _install_kselftests(g, kst, stage, say)
             _install(GUEST / "kselftest.sh", stage / "tests" / "kselftest", 0o755)
-            # The knobs the kselftests change, compared with
-            # guest_preconditions' snapshot and put back.
+            # A kselftest killed mid-test undoes its changes; the knobs
+            # the kselftests change, compared with guest_preconditions'
+            # snapshot and put back.
+            _install(GUEST / "killed.sh", stage / "tests" / "guest_killed", 0o755)
             _install(GUEST / "state.sh", stage / "tests" / "guest_state", 0o755)
-            order += ["kselftest", "guest_state"]
+            order += ["kselftest", "guest_killed", "guest_state"]
         for x in g.extras:
             name = x.name.removesuffix(".sh")
             _install(x, stage / "tests" / name, 0o755)

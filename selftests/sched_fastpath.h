@@ -33,20 +33,11 @@
 #define SFP_MAX_DOMAINS		16	/* sched domain levels per CPU */
 
 /*
- * The TEST_F bodies use EXPECT_*() { ...; return; } where a check must end
- * the test, never ASSERT_*(): after an ASSERT the fixture's teardown does
- * not run (older harnesses abort() the test process; newer ones longjmp()
- * back to a point from which the forked process can take the parent's
- * path), so the load processes it would kill keep running, holding the
- * runner's output open, and the knobs stay changed. Seen as a hung guest
- * once a broken kernel made an ASSERT fire.
+ * A FIXTURE_SETUP() neither ASSERTs nor SKIPs once it has changed
+ * something outside the test: the harness does not run the teardown of a
+ * setup that did not return. It records what went wrong instead, and the
+ * test reports it.
  */
-/* A knob whose value is saved before a test writes it. */
-struct sfp_knob {
-	const char *path;
-	char saved[256];
-	bool changed;
-};
 
 static inline int sfp_read_file(const char *path, char *buf, size_t len)
 {
@@ -75,26 +66,157 @@ static inline int sfp_write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
-/* Save the knob's value and write @val. */
-static inline int sfp_knob_set(struct sfp_knob *k, const char *path, const char *val)
+/*
+ * The undo log. What a test changes outside itself (a knob, a CPU taken
+ * offline, a cgroup it made) is entered here before it is changed, in
+ * memory shared with a guard process; the teardown undoes each entry,
+ * newest first, and strikes it out. When the runner kills a test on its
+ * timeout, neither the test nor its teardown runs any more: the guard,
+ * which sees the test's end as the end of a pipe, undoes what is left.
+ */
+#define SFP_UNDO_MAX	16
+
+struct sfp_undo_entry {
+	char path[128];
+	char val[256];		/* written to @path; "": rmdir(@path) */
+	bool pending;
+};
+
+struct sfp_undo_log {
+	int n;
+	struct sfp_undo_entry e[SFP_UNDO_MAX];
+};
+
+static struct sfp_undo_log *sfp_undo;
+
+/* Undo @u now, if it is still pending. */
+static inline void sfp_undo_now(struct sfp_undo_entry *u)
 {
+	int tries;
+
+	if (!u || !u->pending)
+		return;
+	u->pending = false;
+	if (u->val[0]) {
+		sfp_write_file(u->path, u->val);
+		return;
+	}
+	/* A cgroup's killed tasks may take a moment to leave it. */
+	for (tries = 0; rmdir(u->path) && errno == EBUSY && tries < 100; tries++)
+		usleep(10000);
+}
+
+/* Strike @u out: the change it undoes was not made, or is undone. */
+static inline void sfp_undo_drop(struct sfp_undo_entry *u)
+{
+	if (u)
+		u->pending = false;
+}
+
+/*
+ * Start the guard: the first thing a FIXTURE_SETUP() does. The guard
+ * leaves the test's session (the harness kills the test's process group
+ * on a timeout), holds none of the test's files open (the runner waits
+ * for the end of the test's output) and waits on a pipe whose write end
+ * only the test and its children hold. 0, or a negative errno.
+ */
+static inline int sfp_undo_start(void)
+{
+	int fds[2], fd, i;
+	pid_t pid;
+	char c;
+
+	sfp_undo = mmap(NULL, sizeof(*sfp_undo), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sfp_undo == MAP_FAILED) {
+		sfp_undo = NULL;
+		return -errno;
+	}
+	if (pipe(fds))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(fds[0]);
+		return 0;
+	}
+	setsid();
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != fds[0])
+			close(fd);
+	while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+		;
+	for (i = sfp_undo->n - 1; i >= 0; i--)
+		sfp_undo_now(&sfp_undo->e[i]);
+	_exit(0);
+}
+
+/*
+ * Enter a change before making it: writing @val to @path undoes it (""
+ * removes the directory @path). NULL when the log was not started or is
+ * full; the change must then not be made.
+ */
+static inline struct sfp_undo_entry *sfp_undo_add(const char *path, const char *val)
+{
+	struct sfp_undo_entry *u;
+
+	if (!sfp_undo || sfp_undo->n == SFP_UNDO_MAX)
+		return NULL;
+	u = &sfp_undo->e[sfp_undo->n++];
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	snprintf(u->val, sizeof(u->val), "%s", val);
+	u->pending = true;
+	return u;
+}
+
+/* A knob whose earlier value is in the undo log while a test changes it. */
+struct sfp_knob {
+	struct sfp_undo_entry *undo;
+};
+
+/*
+ * Write @val to @path, entering @undo (NULL: the value read now) first.
+ * 0, or a negative errno.
+ */
+static inline int sfp_knob_set_undo(struct sfp_knob *k, const char *path, const char *val,
+				    const char *undo)
+{
+	char saved[256];
 	int ret;
 
-	k->path = path;
-	ret = sfp_read_file(path, k->saved, sizeof(k->saved));
-	if (ret)
-		return ret;
+	if (!undo) {
+		ret = sfp_read_file(path, saved, sizeof(saved));
+		if (ret)
+			return ret;
+		undo = saved;
+	}
+	k->undo = sfp_undo_add(path, undo);
+	if (!k->undo)
+		return -ENOSPC;
 	ret = sfp_write_file(path, val);
-	if (!ret)
-		k->changed = true;
+	if (ret) {
+		sfp_undo_drop(k->undo);
+		k->undo = NULL;
+	}
 	return ret;
+}
+
+static inline int sfp_knob_set(struct sfp_knob *k, const char *path, const char *val)
+{
+	return sfp_knob_set_undo(k, path, val, NULL);
 }
 
 static inline void sfp_knob_restore(struct sfp_knob *k)
 {
-	if (k->changed)
-		sfp_write_file(k->path, k->saved);
-	k->changed = false;
+	sfp_undo_now(k->undo);
+	k->undo = NULL;
 }
 
 /*

@@ -107,7 +107,7 @@ struct load {
 };
 
 /*
- * The knobs both fixtures set, each saved for the teardown: schedstats
+ * The knobs both fixtures set, each in the undo log: schedstats
  * on, NI_RANDOM off where the kernel has it, sched/verbose on where it
  * exists. NULL, or what failed.
  */
@@ -120,9 +120,8 @@ static const char *knobs_set(struct sfp_knob *schedstats, struct sfp_knob *ni_ra
 		return "cannot enable schedstats";
 	if (!sfp_read_file(SCHED_FEATURES_FILE, buf, sizeof(buf)) &&
 	    strstr(buf, " NI_RANDOM")) {
-		if (sfp_knob_set(ni_random, SCHED_FEATURES_FILE, "NO_NI_RANDOM"))
+		if (sfp_knob_set_undo(ni_random, SCHED_FEATURES_FILE, "NO_NI_RANDOM", "NI_RANDOM"))
 			return "cannot turn NI_RANDOM off";
-		snprintf(ni_random->saved, sizeof(ni_random->saved), "NI_RANDOM");
 	}
 	if (!access(SCHED_VERBOSE_FILE, W_OK) &&
 	    sfp_knob_set(verbose, SCHED_VERBOSE_FILE, "Y"))
@@ -135,12 +134,7 @@ FIXTURE(newidle) {
 	struct sfp_knob ni_random;
 	struct sfp_knob verbose;
 	struct load l;
-	/*
-	 * Once setup has changed a knob it neither asserts nor skips (the
-	 * harness would then skip the teardown that restores the knobs): it
-	 * records what went wrong here, and the test reports it.
-	 */
-	const char *setup_error;
+	const char *setup_error;	/* see sched_fastpath.h */
 	const char *skip_reason;
 };
 
@@ -158,6 +152,7 @@ FIXTURE_SETUP(newidle)
 		SKIP(return, "cannot parse %s (version %d)", SCHEDSTAT_FILE, s.version);
 	if (access(SCHEDSTATS_KNOB, W_OK))
 		SKIP(return, "no %s (CONFIG_SCHEDSTATS off?)", SCHEDSTATS_KNOB);
+	ASSERT_EQ(0, sfp_undo_start()) TH_LOG("cannot start the undo log's guard");
 	self->l.nworkers = self->l.ncpus / 2;
 	self->setup_error = knobs_set(&self->schedstats, &self->ni_random, &self->verbose);
 	if (self->setup_error)
@@ -166,7 +161,7 @@ FIXTURE_SETUP(newidle)
 	for (i = 0; i < self->l.nworkers; i++) {
 		if (!sfp_cost_open(&self->l.cost[i], self->l.cpus[i])) {
 			self->skip_reason = "no max_newidle_lb_cost under " SCHED_DOMAINS_DIR
-					    " (CONFIG_SCHED_DEBUG and sched/verbose needed)";
+					    " (sched/verbose off, or no sched/debug)";
 			return;
 		}
 	}
@@ -568,7 +563,7 @@ FIXTURE(partition) {
 	struct sfp_knob ni_random;
 	struct sfp_knob verbose;
 	struct sfp_knob subtree;
-	bool made_a, made_b;
+	struct sfp_undo_entry *rm_a, *rm_b, *member_a, *member_b;
 	struct load l;
 	const char *setup_error;
 	char skip_reason[512];
@@ -618,20 +613,29 @@ FIXTURE_SETUP(partition)
 		SKIP(return, "no cpuset controller in " CGROUP_ROOT " (CONFIG_CPUSETS, cgroup v2)");
 	if (!access(PART_A, F_OK) || !access(PART_B, F_OK))
 		SKIP(return, PART_A " or " PART_B " exists already (left by an earlier run?)");
+	ASSERT_EQ(0, sfp_undo_start()) TH_LOG("cannot start the undo log's guard");
+	if (sfp_read_file(CPUSET_CG, buf, sizeof(buf)))
+		SKIP(return, "cannot read " CPUSET_CG);
 	self->setup_error = knobs_set(&self->schedstats, &self->ni_random, &self->verbose);
 	if (self->setup_error)
 		return;
-	if (sfp_knob_set(&self->subtree, CPUSET_CG, "+cpuset")) {
+	/* Taking cpuset away again undoes the write, if it was not there. */
+	if (sfp_knob_set_undo(&self->subtree, CPUSET_CG, "+cpuset",
+			      sfp_has_word(buf, "cpuset") ? "+cpuset" : "-cpuset")) {
 		self->setup_error = "cannot enable the cpuset controller";
 		return;
 	}
-	/* The saved value lists the controllers; taking cpuset away undoes it. */
-	snprintf(self->subtree.saved, sizeof(self->subtree.saved), "%s",
-		 sfp_has_word(self->subtree.saved, "cpuset") ? "+cpuset" : "-cpuset");
-	self->made_a = !mkdir(PART_A, 0755);
-	self->made_b = self->made_a && !mkdir(PART_B, 0755);
-	if (!self->made_b) {
+	self->rm_a = sfp_undo_add(PART_A, "");
+	self->rm_b = sfp_undo_add(PART_B, "");
+	if (!self->rm_b || mkdir(PART_A, 0755) || mkdir(PART_B, 0755)) {
 		self->setup_error = "cannot make the partitions' cgroups";
+		return;
+	}
+	/* Members again, then gone: the CPUs go back to the top cpuset. */
+	self->member_a = sfp_undo_add(PART_A "/cpuset.cpus.partition", "member");
+	self->member_b = sfp_undo_add(PART_B "/cpuset.cpus.partition", "member");
+	if (!self->member_b) {
+		self->setup_error = "the undo log is full";
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%d,%d", c[0], c[1]);
@@ -644,7 +648,7 @@ FIXTURE_SETUP(partition)
 	self->l.nworkers = 1;
 	if (!sfp_cost_open(&self->l.cost[0], c[0]))
 		snprintf(self->skip_reason, sizeof(self->skip_reason),
-			 "no max_newidle_lb_cost for CPU %d in its partition (CONFIG_SCHED_DEBUG and sched/verbose needed)",
+			 "no max_newidle_lb_cost for CPU %d in its partition (sched/verbose off, or no sched/debug)",
 			 c[0]);
 	sfp_pin(0, c[self->l.ncpus - 1]);
 }
@@ -654,15 +658,10 @@ FIXTURE_TEARDOWN(partition)
 	sfp_kill(self->l.pids, self->l.npids);
 	self->l.npids = 0;
 	sfp_cost_close(&self->l.cost[0]);
-	/* Members again, then gone: the CPUs go back to the top cpuset. */
-	if (self->made_b) {
-		sfp_write_file(PART_B "/cpuset.cpus.partition", "member");
-		rmdir(PART_B);
-	}
-	if (self->made_a) {
-		sfp_write_file(PART_A "/cpuset.cpus.partition", "member");
-		rmdir(PART_A);
-	}
+	sfp_undo_now(self->member_b);
+	sfp_undo_now(self->member_a);
+	sfp_undo_now(self->rm_b);
+	sfp_undo_now(self->rm_a);
 	sfp_knob_restore(&self->subtree);
 	sfp_knob_restore(&self->verbose);
 	sfp_knob_restore(&self->ni_random);

@@ -41,13 +41,12 @@
 
 FIXTURE(root_tg) {
 	struct sfp_knob autogroup;
-	bool cpu_controller_enabled_here;
+	struct sfp_undo_entry *cpu_controller, *rm_cgroup, *online;
 	char cgroup[128];
 	int cpus[SFP_MAX_CPUS];
 	int ncpus;
 	pid_t hogs[2 * SFP_MAX_CPUS + 1];
 	int nhogs;
-	int offline_cpu;	/* taken offline by the test, or -1 */
 	const char *setup_error;
 	struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
 	int nrqs;
@@ -58,15 +57,15 @@ FIXTURE_SETUP(root_tg)
 	char buf[512];
 	int i;
 
-	self->offline_cpu = -1;
 	if (geteuid())
 		SKIP(return, "needs root");
 	if (access(SCHED_DEBUG_FILE, R_OK))
-		SKIP(return, "no %s (no debugfs or no CONFIG_SCHED_DEBUG)", SCHED_DEBUG_FILE);
+		SKIP(return, "no %s (debugfs not mounted, or no sched/debug)", SCHED_DEBUG_FILE);
 	if (sfp_read_file(CGROUP_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
 	    !sfp_has_word(buf, "cpu"))
 		SKIP(return, "no cgroup v2 cpu controller at %s", CGROUP_ROOT);
 	self->ncpus = sfp_allowed_cpus(self->cpus, SFP_MAX_CPUS);
+	ASSERT_EQ(0, sfp_undo_start()) TH_LOG("cannot start the undo log's guard");
 
 	/* Autogroup would put our children in a group of their own. */
 	if (!access(AUTOGROUP_KNOB, W_OK) && sfp_knob_set(&self->autogroup, AUTOGROUP_KNOB, "0")) {
@@ -78,15 +77,18 @@ FIXTURE_SETUP(root_tg)
 		return;
 	}
 	if (!sfp_has_word(buf, "cpu")) {
-		if (sfp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+cpu")) {
+		self->cpu_controller = sfp_undo_add(CGROUP_ROOT "/cgroup.subtree_control", "-cpu");
+		if (!self->cpu_controller ||
+		    sfp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "+cpu")) {
+			sfp_undo_drop(self->cpu_controller);
 			self->setup_error = "cannot enable the cpu controller";
 			return;
 		}
-		self->cpu_controller_enabled_here = true;
 	}
 	snprintf(self->cgroup, sizeof(self->cgroup), CGROUP_ROOT "/sfp_root_tg.%d", getpid());
-	if (mkdir(self->cgroup, 0755)) {
-		self->cgroup[0] = '\0';
+	self->rm_cgroup = sfp_undo_add(self->cgroup, "");
+	if (!self->rm_cgroup || mkdir(self->cgroup, 0755)) {
+		sfp_undo_drop(self->rm_cgroup);
 		self->setup_error = "cannot create a cgroup";
 		return;
 	}
@@ -109,19 +111,10 @@ FIXTURE_SETUP(root_tg)
 
 FIXTURE_TEARDOWN(root_tg)
 {
-	char path[64];
-	int tries;
-
-	if (self->offline_cpu >= 0) {
-		snprintf(path, sizeof(path), CPU_ONLINE_FMT, self->offline_cpu);
-		sfp_write_file(path, "1");
-	}
+	sfp_undo_now(self->online);
 	sfp_kill(self->hogs, self->nhogs);
-	if (self->cgroup[0])
-		for (tries = 0; rmdir(self->cgroup) && errno == EBUSY && tries < 100; tries++)
-			sfp_sleep(0.01);
-	if (self->cpu_controller_enabled_here)
-		sfp_write_file(CGROUP_ROOT "/cgroup.subtree_control", "-cpu");
+	sfp_undo_now(self->rm_cgroup);
+	sfp_undo_now(self->cpu_controller);
 	sfp_knob_restore(&self->autogroup);
 }
 
@@ -300,11 +293,12 @@ TEST_F(root_tg, cpu_offline_online)
 		return;
 	}
 
-	EXPECT_TRUE(!sfp_write_file(path, "0")) {
+	self->online = sfp_undo_add(path, "1");
+	EXPECT_TRUE(self->online && !sfp_write_file(path, "0")) {
+		sfp_undo_drop(self->online);
 		TH_LOG("cannot take CPU %d offline", cpu);
 		return;
 	}
-	self->offline_cpu = cpu;
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "one CPU offline", name, cpu, false))
 		TH_LOG("CPU %d's contribution was not taken out when it went offline", cpu);
@@ -313,7 +307,7 @@ TEST_F(root_tg, cpu_offline_online)
 		TH_LOG("cannot put CPU %d back online", cpu);
 		return;
 	}
-	self->offline_cpu = -1;
+	sfp_undo_drop(self->online);
 	/* The task that left the CPU stays where it was moved: pin it back. */
 	sfp_pin(last, cpu);
 	sfp_sleep(SETTLE_S);

@@ -33,6 +33,22 @@ if [ "${1:-}" = snapshot ]; then
 	exit 0
 fi
 
+# 'guest_state differs': the names of the knobs not as the snapshot has
+# them and of the tests' cgroups that exist, one per line, nothing
+# changed (guest_killed watches with it).
+if [ "${1:-}" = differs ]; then
+	knobs | while read -r name file; do
+		[ -f "$SAVED/$name" ] || continue
+		got=$(value "$file") || got=
+		want=$(cat "$SAVED/$name") || want=
+		[ "$got" = "$want" ] || echo "$name"
+	done
+	for d in "$CG"/sfp_*; do
+		[ ! -d "$d" ] || echo "${d#"$CG"/}"
+	done
+	exit 0
+fi
+
 # restore NAME FILE WANT: write the saved value back.
 restore() {
 	case $1 in
@@ -65,6 +81,18 @@ leftover_cgroups() {
 	done
 	[ -z "$left" ] || { echo "left behind:$left (removed)"; return 1; }
 }
+
+# 'guest_state restore': put back what differs, silently.
+if [ "${1:-}" = restore ]; then
+	knobs | while read -r name file; do
+		[ -f "$SAVED/$name" ] || continue
+		want=$(cat "$SAVED/$name") || continue
+		got=$(value "$file") || got=
+		[ "$got" = "$want" ] || restore "$name" "$file" "$want" 2>/dev/null
+	done
+	leftover_cgroups >/dev/null || true
+	exit 0
+fi
 
 # The knobs this kernel has: those the snapshot saved.
 names=
