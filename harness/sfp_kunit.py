@@ -204,10 +204,11 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
             f"(log: {log})")
     diff = differences(done)
     if runs > 1:
-        secs = sorted(o.seconds for o in done)
+        rest = sorted(o.seconds for o in done[1:])
         say(f"{runs} runs on {arch}: " + ("the same result for every case" if not diff else
                                           f"{len(diff)} cases differ between runs") +
-            f"; {secs[0]}-{secs[-1]} s each")
+            f"; the first {done[0].seconds} s (with the build), the others "
+            f"{rest[0]}-{rest[-1]} s")
         for d in diff:
             say(f"  {d}")
     if stock:

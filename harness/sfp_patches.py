@@ -111,6 +111,19 @@ def commit_msg(part: str, line: str) -> pathlib.Path:
     return own if own.is_file() else ROOT / part / "COMMIT_MSG"
 
 
+def _commit(tree: pathlib.Path, msg: pathlib.Path) -> str:
+    """Commit TREE's index with the changelog of MSG, the part above a
+    '---' line; what is below it (notes for the reviewer, which git am
+    drops) is returned, to go after the patch's own '---'."""
+    text = msg.read_text()
+    log, sep, note = text.partition("\n---\n")
+    with tempfile.NamedTemporaryFile("w", prefix="sfp-msg.", suffix=".txt") as f:
+        f.write(log + ("\n" if sep else ""))
+        f.flush()
+        _git(tree, "commit", "-q", "-F", f.name)
+    return note.strip("\n") + "\n" if note.strip() else ""
+
+
 def header_values(header: pathlib.Path) -> dict[str, int]:
     """The numeric SFT_ macros of a line's fair_kunit.h: what its #if
     lines test."""
@@ -177,6 +190,8 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         start = 1 + sum(p.role != "test" for p in series)
         base = _git(w, "rev-parse", "HEAD").strip()
 
+        notes: list[str] = []
+
         # KUnit.
         tests = w / "kernel" / "sched" / "tests"
         tests.mkdir(parents=True, exist_ok=True)
@@ -200,7 +215,7 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         # MAINTAINERS: SCHEDULER's 'F: kernel/sched/' covers tests/ already.
         # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
         _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
-        _git(w, "commit", "-q", "-F", str(commit_msg("kunit", line)))
+        notes.append(_commit(w, commit_msg("kunit", line)))
 
         # KUnit, the certification tier: a patch of its own after the
         # upstream tier's, with its own option.
@@ -214,7 +229,7 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                                   (cert / "Kconfig").read_text()),
                       errors="surrogateescape")
         _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
-        _git(w, "commit", "-q", "-F", str(commit_msg("kunit/cert", line)))
+        notes.append(_commit(w, commit_msg("kunit/cert", line)))
 
         # kselftests.
         if (ROOT / "selftests" / "COMMIT_MSG").is_file():
@@ -235,12 +250,17 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                                           "F:\ttools/testing/selftests/sched/"),
                           errors="surrogateescape")
             _git(w, "add", "-f", "tools/testing/selftests/sched", "MAINTAINERS")
-            _git(w, "commit", "-q", "-F", str(commit_msg("selftests", line)))
+            notes.append(_commit(w, commit_msg("selftests", line)))
 
         out.mkdir(parents=True, exist_ok=True)
         _git(w, "-c", "core.abbrev=12", "format-patch", "-q", "--zero-commit", "--start-number",
              str(start), "-o", str(out.resolve()), f"{base}..HEAD")
     made = sorted(out.glob("*.patch"))
+    for patch, note in zip(made, notes):
+        if note:
+            text = patch.read_text()
+            cut = text.index("\n---\n") + len("\n---\n")
+            patch.write_text(text[:cut] + note + "\n" + text[cut:])
     return made, "".join(lines[:mark + 1]) + "".join(f"{p.name}\n" for p in made)
 
 

@@ -83,5 +83,28 @@ class Refusals(unittest.TestCase):
             self.assertIn(sfp_patches.MARK, text, line)
 
 
+
+class Notes(unittest.TestCase):
+    def test_changelog_above_the_line_notes_below(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            t = pathlib.Path(d) / "t"
+            subprocess.run(["git", "init", "-q", str(t)], check=True)
+            (t / "f").write_text("x\n")
+            subprocess.run(["git", "-C", str(t), "add", "f"], check=True)
+            msg = pathlib.Path(d) / "msg"
+            msg.write_text("sched: subject\n\nWhy.\n\nSigned-off-by: A <a@b.c>\n---\n"
+                           "Figures.\n")
+            note = sfp_patches._commit(t, msg)
+            self.assertEqual(note, "Figures.\n")
+            log = subprocess.run(["git", "-C", str(t), "log", "-1", "--format=%B"],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertEqual(log.strip(), "sched: subject\n\nWhy.\n\nSigned-off-by: A <a@b.c>")
+            (t / "f").write_text("y\n")
+            subprocess.run(["git", "-C", str(t), "add", "f"], check=True)
+            msg.write_text("sched: subject\n\nWhy.\n")
+            self.assertEqual(sfp_patches._commit(t, msg), "")
+
+
 if __name__ == "__main__":
     unittest.main()
