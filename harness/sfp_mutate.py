@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 
 from sfp_data import Data
 from sfp_results import Result, read
@@ -276,6 +277,59 @@ def debug_table(verdicts: list[DebugVerdict]) -> list[str]:
         [f"| {d.variant.name} | {d.boots} | {d.seen} | {d.verdict} |" for d in verdicts]
 
 
+# The tiers, by the source that defines a suite: the upstream tier's
+# KUnit file, then the certification tier's; a kselftest program is of the
+# certification tier; the guest's own checks (guest_*) are the harness's.
+TIER_SOURCES = (("upstream", "kunit/fair_kunit.c"), ("certification", "kunit/cert/fair_cert_kunit.c"))
+TIER_NAMES = ("upstream", "certification", "guest")
+
+
+def suite_tiers(root: pathlib.Path) -> dict[str, str]:
+    """Suite name -> tier, from the KUnit sources' suite definitions and
+    the kselftest programs in selftests/."""
+    out: dict[str, str] = {}
+    for tier, src in TIER_SOURCES:
+        for m in re.finditer(r'^\t\.name = "(\w+)",$', (root / src).read_text(), re.M):
+            out.setdefault(m.group(1), tier)
+    for prog in sorted((root / "selftests").glob("*.c")):
+        out.setdefault(prog.stem, "certification")
+    return out
+
+
+def case_tier(case: str, tiers: dict[str, str]) -> str:
+    """The tier of CASE (suite.case): 'guest' for what no source defines."""
+    return tiers.get(case.split(".", 1)[0], "guest")
+
+
+def tier_table(verdicts: list[Verdict], tiers: dict[str, str]) -> list[str]:
+    """Which tier's cases catch each mutant (fail in every boot), and the
+    counts: what the upstream tier catches alone, and what only the
+    certification tier or the guest's checks catch."""
+    muts = [v for v in verdicts if v.variant.expect and v.variant.name != "baseline"]
+    if not muts:
+        return []
+    out = ["", "| variant | upstream tier | certification tier | guest checks |",
+           "|---|---|---|---|"]
+    count = {t: 0 for t in TIER_NAMES}
+    only = {t: 0 for t in TIER_NAMES}
+    for v in muts:
+        by = {case_tier(c, tiers) for c in v.catches}
+        for t in by:
+            count[t] += 1
+        if len(by) == 1:
+            only[next(iter(by))] += 1
+        out.append(f"| {v.variant.name} | " + " | ".join(
+            ", ".join(c for c in v.catches if case_tier(c, tiers) == t) or "-"
+            for t in TIER_NAMES) + " |")
+    n = len(muts)
+    out += ["", f"Of {n} mutants the upstream tier catches {count['upstream']} "
+            f"({only['upstream']} by it alone), the certification tier "
+            f"{count['certification']} ({only['certification']} alone), the guest checks "
+            f"{count['guest']} ({only['guest']} alone); "
+            f"{sum(1 for v in muts if not v.catches)} are caught by no case in every boot."]
+    return out
+
+
 def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
           debug: list[DebugVerdict] | None = None) -> tuple[str, bool, bool]:
     """The table (markdown), whether every verdict is in order, and whether a
@@ -307,6 +361,7 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
                     by = f"NONE, and no reason in sfp.toml (lines.{line}.no_catcher)"
                     none_left = True
             out.append(f"| {c} | {by} |")
+    out += tier_table(verdicts, suite_tiers(data.root))
     return "\n".join(out) + "\n", ok, none_left
 
 
