@@ -361,6 +361,46 @@ class Check:
                       r"^(kernel/sched/ of|intended)")
             self.t("test_patches_match_sources", [SFP, "gen-patches", "--check"],
                    self.on_line(line))
+            self.t("submission_as_the_user", lambda o: self.submission(o, line))
+
+    def submission(self, out: TextIO, line: str) -> None:
+        """sfp submission as a user with an identity of their own: one
+        message, from them and signed off by them, the placeholder nowhere,
+        checkpatch clean; with the placeholder as the identity, refused."""
+        d = self.top / line / "submission-check"
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        cfg = d / "gitconfig"
+        cfg.write_text("[user]\n\tname = Test Developer\n\temail = test@kernel.test\n")
+        env = dict(self.on_line(line), GIT_CONFIG_GLOBAL=str(cfg))
+        self.expect_error(out, "placeholder", [SFP, "submission", "-o", str(d / "refused")],
+                          dict(env, GIT_CONFIG_GLOBAL=str(self.placeholder_config(d))))
+        r = subprocess.run([SFP, "submission", "-o", str(d / "out")], env=env, cwd=ROOT,
+                           capture_output=True, text=True, check=False)
+        out.write(r.stdout + r.stderr)
+        if r.returncode:
+            raise CaseFailed(f"sfp submission exited {r.returncode}")
+        made = sorted((d / "out").glob("*.eml"))
+        if len(made) != 1:
+            raise CaseFailed(f"{len(made)} messages, not the one upstream patch")
+        text = made[0].read_text()
+        for want in ("From: Test Developer <test@kernel.test>",
+                     "Signed-off-by: Test Developer <test@kernel.test>"):
+            if want not in text:
+                raise CaseFailed(f"no '{want}' in {made[0].name}")
+        if "sched-fastpath@example.org" in text:
+            raise CaseFailed(f"the placeholder identity is in {made[0].name}")
+        if "checkpatch --strict: total: 0 errors, 0 warnings, 0 checks" not in r.stdout:
+            raise CaseFailed("checkpatch --strict is not clean on the message")
+        print(f"ok: {made[0].name}, from and signed off by the user, checkpatch clean",
+              file=out)
+
+    @staticmethod
+    def placeholder_config(d: pathlib.Path) -> pathlib.Path:
+        cfg = d / "placeholder-gitconfig"
+        cfg.write_text("[user]\n\tname = sched-fastpath\n"
+                       "\temail = sched-fastpath@example.org\n")
+        return cfg
 
     @contextlib.contextmanager
     def use_line(self, line: str, suite: str = ""):
