@@ -375,8 +375,9 @@ class Check:
         env = dict(self.on_line(line), GIT_CONFIG_GLOBAL=str(cfg))
         self.expect_error(out, "placeholder", [SFP, "submission", "-o", str(d / "refused")],
                           dict(env, GIT_CONFIG_GLOBAL=str(self.placeholder_config(d))))
-        r = subprocess.run([SFP, "submission", "-o", str(d / "out")], env=env, cwd=ROOT,
-                           capture_output=True, text=True, check=False)
+        self.expect_error(out, "reserved domain", [SFP, "submission", "-o", str(d / "r2")], env)
+        r = subprocess.run([SFP, "submission", "--trial", "-o", str(d / "out")], env=env,
+                           cwd=ROOT, capture_output=True, text=True, check=False)
         out.write(r.stdout + r.stderr)
         if r.returncode:
             raise CaseFailed(f"sfp submission exited {r.returncode}")

@@ -73,20 +73,29 @@ def _git(tree: pathlib.Path, *args: str) -> str:
     return r.stdout
 
 
-def maintainers_add(text: str, after: str, add: str) -> str:
-    """ADD listed under SCHEDULER in MAINTAINERS' TEXT, after the line AFTER."""
-    out, in_sched, done = [], False, False
+def maintainers_add(text: str, add: str) -> str:
+    """ADD (an 'F:' line) listed under SCHEDULER in MAINTAINERS' TEXT, in
+    the order of the entry's F: lines: before the first that sorts after
+    it."""
+    out, in_sched, done, last_f = [], False, False, -1
     for ln in text.splitlines(keepends=True):
-        if ln.rstrip("\n") == "SCHEDULER":
+        ln0 = ln.rstrip("\n")
+        if ln0 == "SCHEDULER":
             in_sched = True
-        if ln.rstrip("\n") == "":
+        elif ln0 == "":
+            if in_sched and not done and last_f >= 0:
+                out.insert(last_f + 1, add + "\n")
+                done = True
             in_sched = False
+        if in_sched and not done and ln0.startswith("F:\t"):
+            if ln0 > add:
+                out.append(add + "\n")
+                done = True
+            else:
+                last_f = len(out)
         out.append(ln)
-        if in_sched and ln.rstrip("\n") == after:
-            out.append(add + "\n")
-            done = True
     if not done:
-        raise PatchesError(f"no '{after}' line in the SCHEDULER entry of MAINTAINERS")
+        raise PatchesError("no F: line in the SCHEDULER entry of MAINTAINERS")
     return "".join(out)
 
 
@@ -246,7 +255,6 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
                            for s in absent)))
             mt = w / "MAINTAINERS"
             mt.write_text(maintainers_add(mt.read_text(errors="surrogateescape"),
-                                          "F:\tkernel/sched/",
                                           "F:\ttools/testing/selftests/sched/"),
                           errors="surrogateescape")
             _git(w, "add", "-f", "tools/testing/selftests/sched", "MAINTAINERS")

@@ -12,11 +12,13 @@ tree here already has.
   1. $BUILD/LINE/post, a worktree of the line's work tree, on branch
      sfp-post-LINE: 'base' + the patches, each commit re-authored as you
      (git's user.name and user.email; the project's placeholder identity
-     is refused) and signed off by you in place of the placeholder;
+     and an address in a reserved domain are refused, the latter unless
+     --trial) and signed off by you in place of the placeholder;
   2. b4 prep --enroll base, the cover letter (kunit/COVER, with
      kunit/cert/COVER under --cert, and the results of
      'sfp kunit --stock' on this very tree, per architecture, where they
-     were recorded), b4 prep --auto-to-cc (the tree's get_maintainer.pl);
+     were recorded), b4 prep --auto-to-cc (the tree's get_maintainer.pl,
+     and as Cc whom it names for lib/kunit/: KUnit's maintainers and lists);
   3. b4 send -o DIR --no-sign: the messages as files. b4 is given
      /bin/false as its mail program, so nothing can be sent;
   4. scripts/checkpatch.pl --strict on every message, and
@@ -54,9 +56,13 @@ class SubmissionError(Exception):
     """The submission cannot be written; the message is one line."""
 
 
-def identity(tree: pathlib.Path, say: Callable[[str], None]) -> tuple[str, str]:
+def identity(tree: pathlib.Path, say: Callable[[str], None],
+             trial: bool = False) -> tuple[str, str]:
     """The user's name and address from git's configuration, as TREE sees
-    it; the placeholder and a missing identity are refused."""
+    it; the placeholder and a missing identity are refused, and so is an
+    address in a reserved domain (no list can reply to it, and it can
+    certify no Signed-off-by) unless TRIAL (a try of the command, its
+    messages not for sending)."""
     name = S.git(tree, "config", "user.name").stdout.strip()
     email = S.git(tree, "config", "user.email").stdout.strip()
     if not name or not email:
@@ -66,7 +72,12 @@ def identity(tree: pathlib.Path, say: Callable[[str], None]) -> tuple[str, str]:
         raise SubmissionError(f"git's identity is the project's placeholder ({name} <{email}>): "
                               "set your own user.name and user.email")
     if RESERVED.search(email.rpartition("@")[2].lower()):
-        say(f"warning: {email} is in a reserved domain; no list can reply to it")
+        if not trial:
+            raise SubmissionError(f"{email} is in a reserved domain: no list can reply to it, "
+                                  "and it cannot sign off a patch (give your own address, or "
+                                  "--trial for messages that are not for sending)")
+        say(f"warning: {email} is in a reserved domain: --trial, these messages are not "
+            "for sending")
     return name, email
 
 
@@ -110,7 +121,7 @@ def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str) -> s
 
 
 def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Path | None,
-          say: Callable[[str], None], cert: bool = False) -> pathlib.Path:
+          say: Callable[[str], None], cert: bool = False, trial: bool = False) -> pathlib.Path:
     """The submission in OUT (default BUILD/submission); its directory."""
     for cmd, pkg in (("git", "git"), ("perl", "perl"), ("b4", "b4")):
         if sfp_env.missing_tool(cmd, pkg):
@@ -121,7 +132,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
                               "prepare) first")
     if not (wt / "scripts" / "get_maintainer.pl").is_file():
         raise SubmissionError(f"{wt} has no scripts/get_maintainer.pl")
-    name, email = identity(wt, say)
+    name, email = identity(wt, say, trial)
     try:
         upstream, certs = S.tiers(S.load(patches))
     except S.SeriesError as e:
@@ -140,9 +151,15 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
     except (S.SeriesError, S.GitFailed) as e:
         raise SubmissionError(str(e)) from e
     # git and b4 see the user's identity; b4's mail program is /bin/false.
-    env = dict(os.environ, GIT_CONFIG_COUNT="2", GIT_CONFIG_KEY_0="sendemail.smtpserver",
+    # A KUnit suite new to its directory goes to KUnit's people as well:
+    # whom the tree's MAINTAINERS names for lib/kunit/, as Cc.
+    kunit = subprocess.run(["perl", "scripts/get_maintainer.pl", "--nogit", "--nogit-fallback",
+                            "--norolestats", "-f", "lib/kunit/test.c"], cwd=post,
+                           capture_output=True, text=True, check=False).stdout.split("\n")
+    env = dict(os.environ, GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_0="sendemail.smtpserver",
                GIT_CONFIG_VALUE_0="/bin/false", GIT_CONFIG_KEY_1="b4.prep-cover-strategy",
-               GIT_CONFIG_VALUE_1="commit")
+               GIT_CONFIG_VALUE_1="commit", GIT_CONFIG_KEY_2="b4.send-series-cc",
+               GIT_CONFIG_VALUE_2=", ".join(a for a in kunit if a.strip()))
     for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
               "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         env.pop(k, None)
@@ -172,8 +189,8 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
         cover.write_text(cover_text(cert, found))
         say(f"b4 prep --enroll base on {branch}; the cover letter; b4 prep --auto-to-cc")
         _run(["b4", "prep", "--enroll", "base"], post, env, "b4 prep --enroll")
-        ed = dict(env, GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_2="core.editor",
-                  GIT_CONFIG_VALUE_2=f"cp {cover}")
+        ed = dict(env, GIT_CONFIG_COUNT="4", GIT_CONFIG_KEY_3="core.editor",
+                  GIT_CONFIG_VALUE_3=f"cp {cover}")
         _run(["b4", "prep", "--edit-cover"], post, ed, "b4 prep --edit-cover")
         if cert:
             _run(["b4", "prep", "--set-prefixes", "RFC"], post, env, "b4 prep --set-prefixes")

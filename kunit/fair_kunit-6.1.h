@@ -31,6 +31,7 @@
 #define SFT_STORE_READS_FIRST	0
 #define SFT_HAVE_CLEAR		0
 #define SFT_HAVE_RATE_LIMIT	0
+#define SFT_HAVE_CASE_MODULE	0	/* struct kunit_case has module_name */
 #define SFT_CPU_NOT_IDLE	CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked

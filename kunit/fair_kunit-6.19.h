@@ -31,6 +31,7 @@
 #define SFT_STORE_READS_FIRST	1
 #define SFT_HAVE_CLEAR		1
 #define SFT_HAVE_RATE_LIMIT	1
+#define SFT_HAVE_CASE_MODULE	1	/* struct kunit_case has module_name */
 #define SFT_CPU_NOT_IDLE	__CPU_NOT_IDLE	/* the busy balance type */
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked

@@ -19,7 +19,7 @@
  * its own contribution back out. Tracepoints on the functions see the
  * fakes. No case sleeps, retries or depends on the load of the machine;
  * the update cases need sched_clock to be 1 ms past boot, since a fake
- * cfs_rq last propagated its load at 0.
+ * cfs_rq last propagated its load at 0 (they skip, saying so, before).
  *
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
@@ -58,8 +58,15 @@ kunit_test_suite(sched_fair_fastpaths_suite);
 
 #else
 
-/* Case names without the prefix that the functions carry. */
-#define SFT_CASE(case) { .run_case = sched_fair_test_##case, .name = #case }
+/* KUNIT_CASE(), named without the prefix that the functions carry. */
+#if SFT_HAVE_CASE_MODULE
+#define SFT_CASE(test_name)						\
+	{ .run_case = sched_fair_test_##test_name, .name = #test_name,	\
+	  .module_name = KBUILD_MODNAME }
+#else
+#define SFT_CASE(test_name)						\
+	{ .run_case = sched_fair_test_##test_name, .name = #test_name }
+#endif
 
 /* A contribution of 6400 moves tg->load_avg only for changes above 100. */
 #define SFT_CONTRIB	6400UL
@@ -271,14 +278,14 @@ static void sched_fair_test_expect_group_load(struct kunit *test,
 			    "%s did not update the group's load_avg", what);
 }
 
-/* A task's first enqueue on this CPU: enqueue_entity()'s DO_ATTACH. */
+/* A task's first enqueue on this CPU, with enqueue_entity()'s flags. */
 static void sched_fair_test_child_tg_enqueue_attach_propagated(struct kunit *test)
 {
 	struct sched_fair_test_group_task g;
 
 	sched_fair_test_group_task_init(test, &g, false);
 	raw_spin_rq_lock_irq(g.rq);
-	update_load_avg(g.cfs_rq, g.se, DO_ATTACH);
+	update_load_avg(g.cfs_rq, g.se, UPDATE_TG | DO_ATTACH);
 	raw_spin_rq_unlock_irq(g.rq);
 	sched_fair_test_expect_group_load(test, &g, SFT_CONTRIB, "an attach on enqueue");
 }
@@ -307,14 +314,14 @@ static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
 	sched_fair_test_expect_group_load(test, &g, 0, "detach_entity_cfs_rq()");
 }
 
-/* A task's dequeue as it migrates away: dequeue_entity()'s DO_DETACH. */
+/* A task's dequeue as it migrates away, with dequeue_entity()'s flags. */
 static void sched_fair_test_child_tg_dequeue_detach_propagated(struct kunit *test)
 {
 	struct sched_fair_test_group_task g;
 
 	sched_fair_test_group_task_init(test, &g, true);
 	raw_spin_rq_lock_irq(g.rq);
-	update_load_avg(g.cfs_rq, g.se, DO_DETACH);
+	update_load_avg(g.cfs_rq, g.se, UPDATE_TG | DO_DETACH);
 	raw_spin_rq_unlock_irq(g.rq);
 	sched_fair_test_expect_group_load(test, &g, 0, "a detach on dequeue");
 }
@@ -392,8 +399,26 @@ static struct kunit_case sched_fair_tg_load_avg_cases[] = {
 	{}
 };
 
+#if SFT_HAVE_RATE_LIMIT
+/*
+ * A fake cfs_rq last propagated its load at 0: its update is past the
+ * 1 ms rate limit once sched_clock is, long before KUnit runs at boot.
+ */
+static int sched_fair_test_tg_init(struct kunit *test)
+{
+	u64 now = sched_clock_cpu(cpumask_first(cpu_active_mask));
+
+	if (now <= NSEC_PER_MSEC)
+		kunit_skip(test, "sched_clock is %llu ns, not yet past the 1 ms rate limit", now);
+	return 0;
+}
+#endif
+
 static struct kunit_suite sched_fair_tg_load_avg_suite = {
 	.name = "sched_fair_tg_load_avg",
+#if SFT_HAVE_RATE_LIMIT
+	.init = sched_fair_test_tg_init,
+#endif
 	.test_cases = sched_fair_tg_load_avg_cases,
 };
 

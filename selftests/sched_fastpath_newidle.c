@@ -57,10 +57,9 @@
 
 /*
  * One limit splits "skips" from "balances": attempts per 1000 idle
- * entries on the loaded CPUs. The figures it rests on, and the margin on
- * either side, are in the sched-fastpath repository (docs/limits.md):
- * patched on a quiet and on a busy host, and the kernels the limit must
- * catch.
+ * entries on the loaded CPUs, set between what kernels with the gate
+ * measured on a quiet and on a busy host and what the kernels it must
+ * catch measured.
  */
 #define LIGHT_MAX	100	/* per mille */
 /*

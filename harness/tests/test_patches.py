@@ -22,13 +22,17 @@ KCONFIG = ("menu \"Scheduler Debugging\"\n\nconfig SCHEDSTATS\n\tbool \"x\"\n\ne
 
 class Edits(unittest.TestCase):
     def test_maintainers(self):
-        got = sfp_patches.maintainers_add(MAINTAINERS, "F:\tkernel/sched/", "F:\tkernel/sched/tests/")
+        # In the order of the entry's F: lines.
+        got = sfp_patches.maintainers_add(MAINTAINERS, "F:\tkernel/sched/tests/")
         self.assertEqual(got, MAINTAINERS.replace("F:\tkernel/sched/\nF:\ttools/y",
                                                   "F:\tkernel/sched/\nF:\tkernel/sched/tests/\n"
                                                   "F:\ttools/y"))
-        with self.assertRaisesRegex(sfp_patches.PatchesError, "no 'F:\tnope' line in the "
+        # After the last F: line when it sorts last.
+        got = sfp_patches.maintainers_add(MAINTAINERS, "F:\tzz/")
+        self.assertIn("F:\ttools/y\nF:\tzz/\n", got)
+        with self.assertRaisesRegex(sfp_patches.PatchesError, "no F: line in the "
                                     "SCHEDULER entry"):
-            sfp_patches.maintainers_add(MAINTAINERS, "F:\tnope", "x")
+            sfp_patches.maintainers_add("OTHER\nF:\tx/\n", "x")
 
     def test_kconfig(self):
         got = sfp_patches.kconfig_add(KCONFIG, "config SCHED_FAIR_KUNIT_TEST\n\ttristate \"t\"")

@@ -30,7 +30,8 @@ def git(tree: pathlib.Path, *args: str) -> None:
 
 
 class Identity(unittest.TestCase):
-    def ident(self, name: str | None, email: str | None) -> tuple[tuple[str, str], list[str]]:
+    def ident(self, name: str | None, email: str | None,
+              trial: bool = False) -> tuple[tuple[str, str], list[str]]:
         said: list[str] = []
         with tempfile.TemporaryDirectory() as d, mock.patch.dict(os.environ, NO_CONFIG):
             t = pathlib.Path(d)
@@ -39,7 +40,7 @@ class Identity(unittest.TestCase):
                 git(t, "config", "user.name", name)
             if email:
                 git(t, "config", "user.email", email)
-            return sfp_submission.identity(t, said.append), said
+            return sfp_submission.identity(t, said.append, trial), said
 
     def test_refused(self):
         for name, email, why in ((None, None, "not set"),
@@ -51,8 +52,11 @@ class Identity(unittest.TestCase):
     def test_taken(self):
         self.assertEqual(self.ident("A Developer", "dev@kernel.org"),
                          (("A Developer", "dev@kernel.org"), []))
-        _, said = self.ident("A Developer", "dev@lab.example")
-        self.assertIn("reserved domain", said[0])
+        for email in ("dev@lab.example", "dev@example.org", "dev@kernel.test"):
+            with self.assertRaisesRegex(sfp_submission.SubmissionError, "reserved domain"):
+                self.ident("A Developer", email)
+        _, said = self.ident("A Developer", "dev@lab.example", trial=True)
+        self.assertIn("--trial", said[0])
 
 
 class Cover(unittest.TestCase):

@@ -82,7 +82,14 @@
 #include "fair_kunit.h"
 
 /* A case that may run for a second or more (where KUnit knows speeds). */
-#define SFT_CASE_SLOW(case) { .run_case = sched_fair_test_##case, .name = #case, SFT_SPEED_SLOW }
+#if SFT_HAVE_CASE_MODULE
+#define SFT_CASE_SLOW(test_name)					\
+	{ .run_case = sched_fair_test_##test_name, .name = #test_name,	\
+	  .module_name = KBUILD_MODNAME, SFT_SPEED_SLOW }
+#else
+#define SFT_CASE_SLOW(test_name)					\
+	{ .run_case = sched_fair_test_##test_name, .name = #test_name, SFT_SPEED_SLOW }
+#endif
 
 /* ---- kernel threads that KUnit stops when the case ends --------------- */
 
