@@ -74,6 +74,8 @@ kunit_test_suite(sched_fair_fastpaths_suite);
 
 /* ---- task group load_avg ----------------------------------------------- */
 
+#ifdef CONFIG_FAIR_GROUP_SCHED
+
 /* Set @cfs_rq up as a fresh cfs_rq of @tg: see sched_fair_test_cfs_rq(). */
 static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
 					unsigned long contrib, unsigned long load)
@@ -422,6 +424,8 @@ static struct kunit_suite sched_fair_tg_load_avg_suite = {
 	.test_cases = sched_fair_tg_load_avg_cases,
 };
 
+#endif /* CONFIG_FAIR_GROUP_SCHED */
+
 /* ---- the root domain's overload indicator, set side ------------------ */
 
 /* A zeroed runqueue of our own, attached to a zeroed root domain. */
@@ -624,8 +628,9 @@ static struct kunit_suite sched_fair_overload_clear_suite = {
 	.test_cases = sched_fair_overload_clear_cases,
 };
 
-kunit_test_suites(&sched_fair_tg_load_avg_suite,
-		  &sched_fair_overload_set_suite,
-		  &sched_fair_overload_clear_suite);
+#ifdef CONFIG_FAIR_GROUP_SCHED
+kunit_test_suite(sched_fair_tg_load_avg_suite);
+#endif
+kunit_test_suites(&sched_fair_overload_set_suite, &sched_fair_overload_clear_suite);
 
 #endif
