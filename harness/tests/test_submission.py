@@ -63,13 +63,13 @@ class Cover(unittest.TestCase):
     def test_upstream_only(self):
         text = sfp_submission.cover_text(False, [])
         self.assertTrue(text.startswith("sched/fair: "))
-        self.assertIn("This patch calls", text)
+        self.assertIn("This patch checks", text)
         self.assertNotIn("not for merging", text)
         self.assertNotIn("{", text)
 
     def test_with_cert_and_results(self):
         text = sfp_submission.cover_text(True, ["kunit.py run ...", "  um: 17 passed"])
-        self.assertIn("Patch 1 calls", text)
+        self.assertIn("Patch 1 checks", text)
         self.assertIn("not for merging", text)
         self.assertTrue(text.endswith("  um: 17 passed\n"))
 
