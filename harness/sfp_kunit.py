@@ -21,9 +21,7 @@ With --stock the suites run where a kernel developer runs them after git
 am: the line's source as given (branch 'base' of the work tree, with the
 features it already has) plus only the upstream tier's patch, in a
 worktree of its own ($BUILD/LINE/stock, made again from 'base' each time;
-kunit.py builds in $BUILD/LINE/kunit/stock-ARCH). --without-features does
-the same on 'series-base', the source with both fast paths backed out,
-where the cases must fail (its logs and record are nofeat-ARCH). With --runs N kunit.py
+kunit.py builds in $BUILD/LINE/kunit/stock-ARCH). With --runs N kunit.py
 runs N times (--json each time) and the per-case results of the runs are
 compared: a case whose result changes between runs is reported, and the
 exit status is 1. A --stock run leaves its summary in
@@ -33,7 +31,6 @@ which 'sfp submission' quotes as the results on the posted tree.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pathlib
@@ -164,22 +161,16 @@ def _once(cmd: list[str], wt: pathlib.Path, env: dict[str, str], log_path: pathl
 
 def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
         say: Callable[[str], None], stock: bool = False, runs: int = 1,
-        patches: pathlib.Path | None = None, without_features: bool = False) -> int:
+        patches: pathlib.Path | None = None) -> int:
     """0 if every run's kunit.py exited 0 and the runs agree; kunit.py's
-    status (or 1) otherwise. WITHOUT_FEATURES (implies STOCK): on
-    'series-base' instead of 'base', where the cases must fail: 0 if some
-    case failed in every run and the runs agree, else 1. Output on stdout
-    and in the logs."""
-    stock = stock or without_features
-    base = "series-base" if without_features else "base"
+    status (or 1) otherwise. Output on stdout and in the logs."""
     if runs < 1:
         raise KunitError(f"--runs wants a number of runs > 0, not '{runs}'")
     wt = build / "tree"
     if not (wt / ".git").is_dir():
         raise KunitError(f"no work tree at {wt}: run 'make prepare' first")
     out = build / "kunit"
-    name = build_name = arch
-    patch_hash = ""
+    name = arch
     if stock:
         if patches is None:
             raise KunitError("--stock needs the line's patches")
@@ -187,23 +178,17 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
             upstream, _ = sfp_series.tiers(sfp_series.load(patches))
             if not upstream:
                 raise KunitError(f"{patches}/series has no test patches")
-            what = ("the source with both fast paths backed out" if without_features
-                    else "the source as given")
-            say(f"{build / 'stock'}: '{base}' ({what}) + {upstream[0].name}")
-            head = sfp_series.stock_worktree(wt, build / "stock", upstream, base)
-            patch_hash = hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16]
+            say(f"{build / 'stock'}: 'base' (the source as given) + {upstream[0].name}")
+            head = sfp_series.stock_worktree(wt, build / "stock", upstream)
         except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
             raise KunitError(str(e)) from e
         say(f"{build / 'stock'} at {head[:12]}")
         wt = build / "stock"
-        # One kunit.py build directory for both: switching the worktree
-        # between them rebuilds kernel/sched only.
-        build_name = f"stock-{arch}"
-        name = f"nofeat-{arch}" if without_features else build_name
+        name = f"stock-{arch}"
     if not (wt / "kernel" / "sched" / "tests" / ".kunitconfig").is_file():
         raise KunitError(f"{wt} has no kernel/sched/tests/.kunitconfig: check out a branch "
                          "with the series' tests (patched)")
-    args = command(data, arch, vcpus, out / build_name,
+    args = command(data, arch, vcpus, out / name,
                    env.get("JOBS") or str((os.cpu_count() or 1) + 1))
     out.mkdir(parents=True, exist_ok=True)
     env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
@@ -232,16 +217,9 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
                         vcpus=vcpus if data.archs[arch].qemu else 1, runs=runs,
                         result=done[0].counts(), identical=not diff,
                         all_exit_0=all(o.rc == 0 for o in done),
-                        seconds=[min(o.seconds for o in done), max(o.seconds for o in done)],
-                        base=base, patch=patch_hash,
-                        failed=sorted(n for n, r in done[0].cases.items() if r != "PASS"))
+                        seconds=[min(o.seconds for o in done), max(o.seconds for o in done)])
         (out / f"{name}.record.json").write_text(json.dumps(dataclasses.asdict(record),
                                                             indent=1) + "\n")
-    if without_features:
-        fails = all(any(r not in ("PASS", "SKIP") for r in o.cases.values()) for o in done)
-        if not fails:
-            say("without the fast paths some run had no failing case: the tests cannot tell")
-        return 0 if fails and not diff else 1
     bad = next((o.rc for o in done if o.rc), 0)
     return bad or (1 if diff else 0)
 
@@ -258,15 +236,12 @@ class Record:
     identical: bool  # every case had the same result in every run
     all_exit_0: bool
     seconds: list[int]  # the fastest and the slowest run
-    base: str = "base"  # 'base', or 'series-base' (--without-features)
-    patch: str = ""  # sha256 (16 hex) of the upstream tier's patch
-    failed: list[str] = dataclasses.field(default_factory=list)  # first run's
 
 
 def records(build: pathlib.Path) -> list[Record]:
     """The --stock records of BUILD's kunit directory, by architecture."""
     out = []
-    for f in sorted((build / "kunit").glob("*.record.json")):
+    for f in sorted((build / "kunit").glob("stock-*.record.json")):
         try:
             out.append(Record(**json.loads(f.read_text())))
         except (ValueError, TypeError):

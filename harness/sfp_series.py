@@ -385,30 +385,29 @@ def tiers(series: list[Patch]) -> tuple[list[Patch], list[Patch]]:
     return tests[:1], tests[1:]
 
 
-def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch],
-                   rev: str = "base") -> str:
-    """DEST, a git worktree of TREE's repository at REV ('base': the source
-    as given, with the features it has) plus PATCHES by git am; made again
-    from REV each time. Its HEAD."""
-    if not _ok(tree, "rev-parse", "-q", "--verify", rev):
-        raise SeriesError(f"the work tree {tree} has no branch '{rev}': run 'make prepare'")
+def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch]) -> str:
+    """DEST, a git worktree of TREE's repository at 'base' (the source as
+    given, with the features it has) plus PATCHES by git am; made again
+    from 'base' each time. Its HEAD."""
+    if not _ok(tree, "rev-parse", "-q", "--verify", "base"):
+        raise SeriesError(f"the work tree {tree} has no branch 'base': run 'make prepare'")
     if dest.exists() and not (dest / ".git").is_file():
         raise SeriesError(f"'{dest}' exists and is not a worktree of {tree}: move it away")
     if dest.exists():
         git(dest, "am", "--abort")
         _must(dest, "reset", "-q", "--hard")
-        _must(dest, "checkout", "-q", "--detach", rev)
+        _must(dest, "checkout", "-q", "--detach", "base")
         _must(dest, "clean", "-q", "-fd")
     else:
         git(tree, "worktree", "prune")
-        _must(tree, "worktree", "add", "-q", "--detach", str(dest), rev)
+        _must(tree, "worktree", "add", "-q", "--detach", str(dest), "base")
     for p in patches:
         am = git(dest, *GIT_ID, "am", "-q", str(p.path))
         if am.returncode:
             git(dest, "am", "--abort")
             where = _first_hunk(am.stdout + am.stderr, p.path)
-            raise SeriesError(f"{p.name} does not apply to '{rev}' of {tree}: first failing "
-                              f"hunk in {where}")
+            raise SeriesError(f"{p.name} does not apply to the source as given ('base' of "
+                              f"{tree}): first failing hunk in {where}")
     return _must(dest, "rev-parse", "HEAD").strip()
 
 

@@ -34,7 +34,6 @@ empty. Needs a prepared work tree (make prepare) and b4.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pathlib
 import re
@@ -93,40 +92,18 @@ def cover_text(cert: bool, results: list[str]) -> str:
     return text
 
 
-def results(build: pathlib.Path, tree: str, version: str, patch: str = "") -> list[str]:
+def results(build: pathlib.Path, tree: str, version: str) -> list[str]:
     """The results section: 'sfp kunit --stock' records of TREE (a git
-    tree id: the stock source plus the upstream tier's patch), then those
-    of 'sfp kunit --without-features' of the same patch (PATCH, its
-    sha256 in 16 hex) on the same version: which cases fail there."""
+    tree id: the stock source plus the upstream tier's patch)."""
     names = {"um": "UML (kunit.py's default)", "x86_64": "x86_64, QEMU", "arm64":
              "arm64, QEMU virt"}
-    order = list(names)
-    recs = sfp_kunit.records(build)
-    out = _results_stock([r for r in recs if r.base == "base" and r.tree == tree], version,
-                         names, order)
-    without = sorted((r for r in recs if r.base == "series-base" and patch and
-                      r.patch == patch and r.version == version),
-                     key=lambda r: order.index(r.arch) if r.arch in order else 9)
-    if without:
-        out += ["", f"The same on {version} with both fast paths backed out (the early "
-                "returns of commit aa0b7ae06387 and commit f60a631ab9ed, and the "
-                "indicator of commit 4486edd12b5a):"]
-        for r in without:
-            out.append(f"  {names.get(r.arch, r.arch)}: {r.result}" +
-                       (", the same in every run" if r.identical and r.runs > 1 else ""))
-        out.append("  failing: " + ", ".join(sorted({c.split(".", 1)[1] if "." in c else c
-                                                    for r in without for c in r.failed})))
-    return out
-
-
-def _results_stock(got: list[sfp_kunit.Record], version: str, names: dict[str, str],
-                   order: list[str]) -> list[str]:
+    got = [r for r in sfp_kunit.records(build) if r.tree == tree]
     if not got:
         return []
     runs = sorted({r.runs for r in got})
     out = [f"kunit.py run --kunitconfig=kernel/sched/tests on {version} with this patch, "
            f"{'/'.join(map(str, runs))} run{'s' if runs != [1] else ''} per architecture:"]
-    for r in sorted(got, key=lambda r: order.index(r.arch) if r.arch in order else 9):
+    for r in sorted(got, key=lambda r: list(names).index(r.arch) if r.arch in names else 9):
         smp = f", -smp {r.vcpus}" if r.arch != "um" else ""
         same = "the same in every run" if r.identical and r.runs > 1 else \
             "" if r.identical else "NOT the same in every run"
@@ -204,8 +181,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
             git("commit", "-q", "--amend", "--reset-author", "--signoff", "-F", str(msgfile))
         upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
         version = S.kernel_version(post)
-        found = results(build, upstream_tree, version,
-                        hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16])
+        found = results(build, upstream_tree, version)
         if not found:
             say(f"warning: no 'sfp kunit --stock' results recorded for this tree: the cover "
                 f"letter gives none (LINE={line} ./sfp kunit --stock --arch ARCH --runs 10)")

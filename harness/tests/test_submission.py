@@ -91,18 +91,6 @@ class Cover(unittest.TestCase):
             self.assertIn("-smp 4", got[2])
             self.assertIn("NOT the same", got[2])
             self.assertEqual(sfp_submission.results(b, "t9", "7.1.5"), [])
-            # Without the features: matched by the patch and the version.
-            (b / "kunit" / "nofeat-um.record.json").write_text(json.dumps(
-                {"tree": "t7", "version": "7.1.5", "arch": "um", "vcpus": 1, "runs": 10,
-                 "result": "9 passed, 8 failed, 0 skipped (17 cases)", "identical": True,
-                 "all_exit_0": False, "seconds": [3, 8], "base": "series-base",
-                 "patch": "p1", "failed": ["s.root_tg_update_skipped", "s.set_on_second_task"]}))
-            got = sfp_submission.results(b, "t1", "7.1.5", "p1")
-            self.assertIn("with both fast paths backed out", got[4])
-            self.assertEqual(got[5], "  UML (kunit.py's default): 9 passed, 8 failed, 0 skipped "
-                             "(17 cases), the same in every run")
-            self.assertEqual(got[6], "  failing: root_tg_update_skipped, set_on_second_task")
-            self.assertEqual(len(sfp_submission.results(b, "t1", "7.1.5", "p2")), 3)
 
 
 class Tiers(unittest.TestCase):
