@@ -27,10 +27,16 @@ compared: a case whose result changes between runs is reported, and the
 exit status is 1. A --stock run leaves its summary in
 $BUILD/LINE/kunit/stock-ARCH.record.json (the tree, the runs' results),
 which 'sfp submission' quotes as the results on the posted tree.
+
+With --mutants NAME... (or 'all') each mutant of tests/mutants/LINE/ is
+applied in turn to that stock worktree and kunit.py run once: which
+mistakes in the two fast paths the upstream tier alone catches, under
+kunit.py. The table is $BUILD/LINE/kunit/mutants-ARCH.md.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pathlib
@@ -222,6 +228,90 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
                                                             indent=1) + "\n")
     bad = next((o.rc for o in done if o.rc), 0)
     return bad or (1 if diff else 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class MutantRow:
+    """One mutant under kunit.py on the stock tree with the upstream tier."""
+    name: str
+    what: str
+    built: bool  # kunit.py built and ran the kernel
+    failed: list[str]  # the cases that did not pass
+
+    @property
+    def caught(self) -> bool:
+        return self.built and bool(self.failed)
+
+
+def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
+            say: Callable[[str], None], patches: pathlib.Path, names: list[str],
+            line: str) -> int:
+    """Each mutant of tests/mutants/LINE/ (NAMES, or 'all') applied in turn
+    to the stock worktree (the source as given + the upstream tier's
+    patch) and kunit.py run once: which mutants make an upstream-tier case
+    fail. The table goes to stdout and $BUILD/LINE/kunit/mutants-ARCH.md,
+    a record to mutants-ARCH.record.json. 0 when every mutant was judged
+    (built and ran, or did not build), 1 otherwise."""
+    mdir = data.root / "tests" / "mutants" / line
+    avail = sorted(f.stem for f in mdir.glob("*.patch"))
+    names = avail if names == ["all"] else names
+    for n in names:
+        if n not in avail:
+            raise KunitError(f"no mutant '{n}' in tests/mutants/{line}/ ({len(avail)} there)")
+    wt, st, out = build / "tree", build / "stock", build / "kunit"
+    try:
+        upstream, _ = sfp_series.tiers(sfp_series.load(patches))
+    except sfp_series.SeriesError as e:
+        raise KunitError(str(e)) from e
+    if not upstream:
+        raise KunitError(f"{patches}/series has no test patches")
+    args = command(data, arch, vcpus, out / f"stock-{arch}",
+                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
+    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
+    rows: list[MutantRow] = []
+    for i, n in enumerate(names, 1):
+        path = mdir / f"{n}.patch"
+        what = next((ln.removeprefix("mutant: ") for ln in path.read_text().splitlines()[:1]
+                     if ln.startswith("mutant: ")), "")
+        try:
+            sfp_series.stock_worktree(wt, st, upstream)
+        except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
+            raise KunitError(str(e)) from e
+        ap = sfp_series.git(st, "apply", str(path))
+        if ap.returncode:
+            say(f"[{i}/{len(names)}] {n}: does not apply to the stock tree: "
+                f"{(ap.stderr.strip().splitlines() or ['?'])[0]}")
+            rows.append(MutantRow(n, what, False, ["(does not apply)"]))
+            continue
+        o = _once(cmd, st, env, out / f"mutant-{n}-{arch}.log",
+                  out / f"mutant-{n}-{arch}.json")
+        row = MutantRow(n, what, bool(o.cases),
+                        sorted(c for c, r in o.cases.items() if r != "PASS"))
+        rows.append(row)
+        say(f"[{i}/{len(names)}] {n}: " + ("did not build or run" if not row.built else
+                                           f"failed: {', '.join(row.failed)}" if row.failed
+                                           else "every case passed"))
+    sfp_series.stock_worktree(wt, st, upstream)  # leave it as --stock makes it
+    caught = sum(r.caught for r in rows)
+    nobuild = sum(not r.built for r in rows)
+    table = ["| mutant | what | cases that failed |", "|---|---|---|"] + [
+        f"| {r.name} | {r.what} | " + (", ".join(r.failed) if r.built and r.failed else
+                                       "none" if r.built else "did not build") + " |"
+        for r in rows]
+    summary = (f"{len(rows)} mutants on {sfp_series.kernel_version(st)} with the upstream "
+               f"tier ({arch}): {caught} make a case fail, {nobuild} do not build, "
+               f"{len(rows) - caught - nobuild} pass every case")
+    (out / f"mutants-{arch}.md").write_text("\n".join([summary, ""] + table) + "\n")
+    (out / f"mutants-{arch}.record.json").write_text(json.dumps({
+        "version": sfp_series.kernel_version(st), "arch": arch,
+        "patch": hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16],
+        "total": len(rows), "caught": caught, "no_build": nobuild,
+        "rows": [dataclasses.asdict(r) for r in rows]}, indent=1) + "\n")
+    print("\n".join(table))
+    say(summary)
+    return 0
 
 
 @dataclasses.dataclass(frozen=True)

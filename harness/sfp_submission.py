@@ -34,11 +34,14 @@ empty. Needs a prepared work tree (make prepare) and b4.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pathlib
 import re
 import subprocess
 import tempfile
+import textwrap
 from typing import Callable
 
 import sfp_series as S
@@ -112,6 +115,28 @@ def results(build: pathlib.Path, tree: str, version: str) -> list[str]:
     return out
 
 
+def mutant_results(build: pathlib.Path, patch: str, version: str) -> list[str]:
+    """What 'sfp kunit --mutants all' recorded for this patch (PATCH: the
+    sha256 of its file, 16 hex) on this VERSION: how many of the line's
+    one-line mistakes in the two fast paths make a case of it fail."""
+    out = []
+    for f in sorted((build / "kunit").glob("mutants-*.record.json")):
+        try:
+            r = json.loads(f.read_text())
+        except ValueError:
+            continue
+        if r.get("patch") != patch or r.get("version") != version:
+            continue
+        out.append(f"Each of {r['total']} one-line changes to the two fast paths (a bound off "
+                   f"by one, an operator or a condition flipped or dropped, a check "
+                   f"removed), applied in turn to {version} with this patch: "
+                   f"{r['caught']} make a case fail under kunit.py ({r['arch']}), "
+                   f"{r['no_build']} do not build, {r['total'] - r['caught'] - r['no_build']} "
+                   "pass (the newly-idle balance and the values a statistics pass computes "
+                   "from live runqueues are not in this patch's reach).")
+    return [textwrap.fill(t, 72) for t in out]
+
+
 def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str) -> str:
     r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if r.returncode:
@@ -182,6 +207,9 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
         upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
         version = S.kernel_version(post)
         found = results(build, upstream_tree, version)
+        digest = hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16]
+        muts = mutant_results(build, digest, version)
+        found += ([""] if found and muts else []) + muts
         if not found:
             say(f"warning: no 'sfp kunit --stock' results recorded for this tree: the cover "
                 f"letter gives none (LINE={line} ./sfp kunit --stock --arch ARCH --runs 10)")

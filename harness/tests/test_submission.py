@@ -93,6 +93,30 @@ class Cover(unittest.TestCase):
             self.assertEqual(sfp_submission.results(b, "t9", "7.1.5"), [])
 
 
+class Mutants(unittest.TestCase):
+    def test_quoted_for_this_patch_and_version_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = pathlib.Path(d)
+            (b / "kunit").mkdir()
+            (b / "kunit" / "mutants-um.record.json").write_text(json.dumps(
+                {"version": "7.1.5", "arch": "um", "patch": "p1", "total": 53, "caught": 30,
+                 "no_build": 1, "rows": []}))
+            got = " ".join(" ".join(sfp_submission.mutant_results(b, "p1", "7.1.5")).split())
+            self.assertIn("Each of 53 one-line changes", got)
+            self.assertIn("30 make a case fail under kunit.py (um), 1 do not build, 22 pass",
+                          got)
+            self.assertEqual(sfp_submission.mutant_results(b, "p2", "7.1.5"), [])
+            self.assertEqual(sfp_submission.mutant_results(b, "p1", "6.19.0"), [])
+
+
+class MutantRows(unittest.TestCase):
+    def test_caught_needs_a_build_and_a_failure(self):
+        import sfp_kunit
+        self.assertTrue(sfp_kunit.MutantRow("m", "", True, ["s.c"]).caught)
+        self.assertFalse(sfp_kunit.MutantRow("m", "", True, []).caught)
+        self.assertFalse(sfp_kunit.MutantRow("m", "", False, []).caught)
+
+
 class Tiers(unittest.TestCase):
     def test_every_line(self):
         for line in D.line_names():
