@@ -297,8 +297,11 @@ def suite_tiers(root: pathlib.Path) -> dict[str, str]:
 
 
 def case_tier(case: str, tiers: dict[str, str]) -> str:
-    """The tier of CASE (suite.case): 'guest' for what no source defines."""
-    return tiers.get(case.split(".", 1)[0], "guest")
+    """The tier of CASE (suite.case): the runner's own result of a
+    kselftest program (kselftest.PROGRAM) is the certification tier's;
+    'guest' for what no source defines."""
+    suite = case.split(".", 1)[0]
+    return "certification" if suite == "kselftest" else tiers.get(suite, "guest")
 
 
 def tier_table(verdicts: list[Verdict], tiers: dict[str, str]) -> list[str]:
