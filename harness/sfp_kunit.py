@@ -331,9 +331,12 @@ class Record:
 def records(build: pathlib.Path) -> list[Record]:
     """The --stock records of BUILD's kunit directory, by architecture."""
     out = []
+    keys = {f.name for f in dataclasses.fields(Record)}
     for f in sorted((build / "kunit").glob("stock-*.record.json")):
         try:
-            out.append(Record(**json.loads(f.read_text())))
-        except (ValueError, TypeError):
+            r = json.loads(f.read_text())
+            # Fields a record of another version of this tool has, or lacks.
+            out.append(Record(**{k: v for k, v in r.items() if k in keys}))
+        except (ValueError, TypeError, AttributeError):
             continue
     return out

@@ -104,7 +104,7 @@ def results(build: pathlib.Path, tree: str, version: str) -> list[str]:
     if not got:
         return []
     runs = sorted({r.runs for r in got})
-    out = [f"kunit.py run --kunitconfig=kernel/sched/tests on {version} with this patch, "
+    out = [f"kunit.py run --kunitconfig=kernel/sched/tests on {version} with this patch,",
            f"{'/'.join(map(str, runs))} run{'s' if runs != [1] else ''} per architecture:"]
     for r in sorted(got, key=lambda r: list(names).index(r.arch) if r.arch in names else 9):
         smp = f", -smp {r.vcpus}" if r.arch != "um" else ""
@@ -132,8 +132,9 @@ def mutant_results(build: pathlib.Path, patch: str, version: str) -> list[str]:
                    f"removed), applied in turn to {version} with this patch: "
                    f"{r['caught']} make a case fail under kunit.py ({r['arch']}), "
                    f"{r['no_build']} do not build, {r['total'] - r['caught'] - r['no_build']} "
-                   "pass (the newly-idle balance and the values a statistics pass computes "
-                   "from live runqueues are not in this patch's reach).")
+                   "pass: they change the newly-idle balance, the values a statistics pass "
+                   "computes from real runqueues, or when and how often the indicator is "
+                   "written, none of which fake objects reach.")
     return [textwrap.fill(t, 72) for t in out]
 
 

@@ -84,12 +84,13 @@ class Cover(unittest.TestCase):
                      "result": "17 passed, 0 failed, 0 skipped (17 cases)", "identical": same,
                      "all_exit_0": True, "seconds": [3, 8]}))
             got = sfp_submission.results(b, "t1", "7.1.5")
-            self.assertEqual(len(got), 3)
-            self.assertIn("on 7.1.5 with this patch, 10 runs per architecture", got[0])
-            self.assertEqual(got[1], "  UML (kunit.py's default): 17 passed, 0 failed, "
+            self.assertEqual(len(got), 4)
+            self.assertIn("on 7.1.5 with this patch,", got[0])
+            self.assertEqual(got[1], "10 runs per architecture:")
+            self.assertEqual(got[2], "  UML (kunit.py's default): 17 passed, 0 failed, "
                              "0 skipped (17 cases), the same in every run")
-            self.assertIn("-smp 4", got[2])
-            self.assertIn("NOT the same", got[2])
+            self.assertIn("-smp 4", got[3])
+            self.assertIn("NOT the same", got[3])
             self.assertEqual(sfp_submission.results(b, "t9", "7.1.5"), [])
 
 
