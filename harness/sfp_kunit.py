@@ -181,9 +181,7 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
         if patches is None:
             raise KunitError("--stock needs the line's patches")
         try:
-            upstream, _ = sfp_series.tiers(sfp_series.load(patches))
-            if not upstream:
-                raise KunitError(f"{patches}/series has no test patches")
+            upstream, _ = sfp_series.load_tiers(patches)
             say(f"{build / 'stock'}: 'base' (the source as given) + {upstream[0].name}")
             head = sfp_series.stock_worktree(wt, build / "stock", upstream)
         except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
@@ -260,11 +258,9 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
             raise KunitError(f"no mutant '{n}' in tests/mutants/{line}/ ({len(avail)} there)")
     wt, st, out = build / "tree", build / "stock", build / "kunit"
     try:
-        upstream, _ = sfp_series.tiers(sfp_series.load(patches))
+        upstream, _ = sfp_series.load_tiers(patches)
     except sfp_series.SeriesError as e:
         raise KunitError(str(e)) from e
-    if not upstream:
-        raise KunitError(f"{patches}/series has no test patches")
     args = command(data, arch, vcpus, out / f"stock-{arch}",
                    env.get("JOBS") or str((os.cpu_count() or 1) + 1))
     out.mkdir(parents=True, exist_ok=True)

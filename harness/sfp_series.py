@@ -377,6 +377,15 @@ def shell(name: str, value: object) -> str:
     return f"{name}={shlex.quote('' if value is None else str(value))}"
 
 
+def load_tiers(patches: pathlib.Path) -> tuple[list[Patch], list[Patch]]:
+    """The tiers of the series in PATCHES; SeriesError without a test
+    patch."""
+    upstream, cert = tiers(load(patches))
+    if not upstream:
+        raise SeriesError(f"{patches}/series has no test patches")
+    return upstream, cert
+
+
 def tiers(series: list[Patch]) -> tuple[list[Patch], list[Patch]]:
     """The test patches as (upstream tier, certification tier): gen-patches
     writes the upstream tier's patch first, the certification tier's after

@@ -160,11 +160,9 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
         raise SubmissionError(f"{wt} has no scripts/get_maintainer.pl")
     name, email = identity(wt, say, trial)
     try:
-        upstream, certs = S.tiers(S.load(patches))
+        upstream, certs = S.load_tiers(patches)
     except S.SeriesError as e:
         raise SubmissionError(str(e)) from e
-    if not upstream:
-        raise SubmissionError(f"{patches}/series has no test patches")
     out = out or build / "submission"
     if out.is_dir() and any(out.iterdir()) or out.exists() and not out.is_dir():
         raise SubmissionError(f"'{out}' is not empty: move it away, or give another with -o")
