@@ -178,4 +178,5 @@ clean-tree:
 		if [ -n "$$(git -C $$t status --porcelain --untracked-files=no)" ]; then \
 			echo "make: $$t has uncommitted edits; commit or discard them first" >&2; exit 1; fi; \
 	done; \
-	for t in $(wildcard $(BUILD)/*/tree); do echo "rm -rf $$t"; rm -rf $$t; done
+	for t in $(wildcard $(BUILD)/*/tree); do d=$${t%/tree}; \
+		echo "rm -rf $$t $$d/stock $$d/post"; rm -rf $$t $$d/stock $$d/post; done

@@ -23,6 +23,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -402,6 +403,10 @@ def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch])
         raise SeriesError(f"the work tree {tree} has no branch 'base': run 'make prepare'")
     if dest.exists() and not (dest / ".git").is_file():
         raise SeriesError(f"'{dest}' exists and is not a worktree of {tree}: move it away")
+    if dest.exists() and not _ok(dest, "rev-parse", "--verify", "-q", "HEAD"):
+        # A worktree whose repository went away (make clean-tree of an
+        # older version): made again.
+        shutil.rmtree(dest)
     if dest.exists():
         git(dest, "am", "--abort")
         _must(dest, "reset", "-q", "--hard")

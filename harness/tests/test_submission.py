@@ -148,6 +148,10 @@ class Stock(unittest.TestCase):
             sfp_series.stock_worktree(t, dest, [patch])  # again: from base, cleaned
             self.assertEqual((dest / "f").read_text(), "two\n")
             self.assertFalse((dest / "junk").exists())
+            # A worktree whose repository metadata is gone is made again.
+            (dest / ".git").write_text("gitdir: /nonexistent\n")
+            sfp_series.stock_worktree(t, dest, [patch])
+            self.assertEqual((dest / "f").read_text(), "two\n")
             git(t, "checkout", "-q", "base")
             (t / "f").write_text("three\n")
             git(t, "commit", "-q", "-am", "three")
