@@ -47,6 +47,7 @@ import time
 from typing import Callable
 
 import sfp_env
+import sfp_mutate
 import sfp_series
 
 from sfp_data import Data
@@ -165,6 +166,18 @@ def _once(cmd: list[str], wt: pathlib.Path, env: dict[str, str], log_path: pathl
     return Outcome(proc.returncode, int(time.monotonic() - t0), got)
 
 
+def _kunit_py(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
+              say: Callable[[str], None], build_dir: pathlib.Path) -> tuple[list[str],
+                                                                        dict[str, str]]:
+    """The kunit.py command for ARCH building in BUILD_DIR (QEMU kept off
+    /dev/kvm), and its environment (ccache paths relative to BUILD)."""
+    args = command(data, arch, vcpus, build_dir,
+                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
+    return without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say), env
+
+
 def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
         say: Callable[[str], None], stock: bool = False, runs: int = 1,
         patches: pathlib.Path | None = None) -> int:
@@ -192,12 +205,8 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
     if not (wt / "kernel" / "sched" / "tests" / ".kunitconfig").is_file():
         raise KunitError(f"{wt} has no kernel/sched/tests/.kunitconfig: check out a branch "
                          "with the series' tests (patched)")
-    args = command(data, arch, vcpus, out / name,
-                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
-    out.mkdir(parents=True, exist_ok=True)
-    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
-    say(f"in {wt}: tools/testing/kunit/kunit.py {' '.join(args)}")
-    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
+    cmd, env = _kunit_py(data, build, arch, vcpus, env, say, out / name)
+    say(f"in {wt}: {' '.join(cmd[cmd.index('tools/testing/kunit/kunit.py'):])}")
     done: list[Outcome] = []
     for i in range(1, runs + 1):
         suffix = f".{i}" if runs > 1 else ""
@@ -250,8 +259,7 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
     fail. The table goes to stdout and $BUILD/LINE/kunit/mutants-ARCH.md,
     a record to mutants-ARCH.record.json. 0 when every mutant was judged
     (built and ran, or did not build), 1 otherwise."""
-    mdir = data.root / "tests" / "mutants" / line
-    avail = sorted(f.stem for f in mdir.glob("*.patch"))
+    avail = [f.stem for f in data.mutants(line)]
     names = avail if names == ["all"] else names
     for n in names:
         if n not in avail:
@@ -261,16 +269,11 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
         upstream, _ = sfp_series.load_tiers(patches)
     except sfp_series.SeriesError as e:
         raise KunitError(str(e)) from e
-    args = command(data, arch, vcpus, out / f"stock-{arch}",
-                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
-    out.mkdir(parents=True, exist_ok=True)
-    env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
-    cmd = without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say)
+    cmd, env = _kunit_py(data, build, arch, vcpus, env, say, out / f"stock-{arch}")
     rows: list[MutantRow] = []
     for i, n in enumerate(names, 1):
-        path = mdir / f"{n}.patch"
-        what = next((ln.removeprefix("mutant: ") for ln in path.read_text().splitlines()[:1]
-                     if ln.startswith("mutant: ")), "")
+        path = data.root / "tests" / "mutants" / line / f"{n}.patch"
+        what = sfp_mutate.variant(data, line, n).what
         try:
             sfp_series.stock_worktree(wt, st, upstream)
         except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
