@@ -109,6 +109,63 @@ def ccache_counts() -> tuple[int, int, int]:
     return h, m, f
 
 
+def space_needed(top: pathlib.Path, default: str, quick: bool,
+                 full: bool) -> tuple[int, str]:
+    """(GiB, what) a run of make check needs free under TOP."""
+    space, what = SPACE_GIB, "make check"
+    if full:
+        space, what = SPACE_FULL_GIB, "make check --full"
+    if quick:
+        space, what = SPACE_QUICK_GIB, "make check --quick"
+    if (top / default / "wt").is_dir():
+        space = SPACE_AGAIN_GIB
+    return space, what
+
+
+# Where make check builds when the checkout's file system is short and
+# BUILD was not chosen: the first of these on another file system with
+# room (a CI machine's checkout can sit on a nearly full disk).
+ROOM_ELSEWHERE = ("/var/tmp", "/dev/shm")
+
+
+def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
+              say: Callable[[str], None]) -> dict[str, str]:
+    """ENV, with BUILD (and CCACHE_DIR, if ccache's disk is the short one)
+    moved to another file system with room when BUILD is the default
+    build/ and its file system has too little; else ENV as it is."""
+    top = pathlib.Path(env.get("BUILD") or ROOT / "build")
+    if env.get("SFP_NO_SPACE_CHECK", "0") != "0" or top.resolve() != (ROOT / "build").resolve():
+        return env
+    default = sfp_env.select_line(data, env).line
+    need, what = space_needed(top, default, quick, full)
+    have = sfp_run.free_gib(top)
+    if have >= need:
+        return env
+    here = _device(top)
+    for cand in [env.get("TMPDIR", ""), *ROOM_ELSEWHERE]:
+        if not cand or not os.path.isdir(cand) or _device(pathlib.Path(cand)) == here:
+            continue
+        new = pathlib.Path(cand) / f"sched-fastpath-{os.getuid()}" / "build"
+        if sfp_run.free_gib(pathlib.Path(cand)) < space_needed(new, default, quick, full)[0]:
+            continue
+        new.mkdir(parents=True, exist_ok=True)
+        say(f"{what} needs about {need} GiB free; {top} has {have} GiB: building in {new} "
+            "(BUILD= chooses)")
+        out = _env(env, BUILD=str(new))
+        ccache = pathlib.Path(env.get("CCACHE_DIR") or pathlib.Path.home() / ".cache" / "ccache")
+        if "CCACHE_DIR" not in env and _device(ccache) == here and have < 1:
+            out["CCACHE_DIR"] = str(new.parent / "ccache")
+            say(f"and ccache's disk is full too: CCACHE_DIR={out['CCACHE_DIR']}")
+        return out
+    return env
+
+
+def _device(path: pathlib.Path) -> int:
+    while not path.exists():
+        path = path.parent
+    return path.stat().st_dev
+
+
 class Check:
     """One make check run: its results file, its stage times and the
     environment every command gets (the default line selected, as sfp
@@ -1006,13 +1063,7 @@ echo "sfp: guest tiny up" >/dev/console
 
     def main(self) -> int:
         c = self.chk
-        space, what = SPACE_GIB, "make check"
-        if self.full:
-            space, what = SPACE_FULL_GIB, "make check --full"
-        if self.quick:
-            space, what = SPACE_QUICK_GIB, "make check --quick"
-        if (self.top / self.default / "wt").is_dir():
-            space = SPACE_AGAIN_GIB
+        space, what = space_needed(self.top, self.default, self.quick, self.full)
         try:
             sfp_prepare.need_space(self.top, space, what, self.env)
         except sfp_prepare.PrepareError as e:

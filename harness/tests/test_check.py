@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
@@ -96,6 +97,47 @@ class Framework(unittest.TestCase):
             self.assertEqual(sfp_check.ccache_counts(), (0, 0, 0))
         finally:
             os.environ["PATH"] = old
+
+
+class Room(unittest.TestCase):
+    """make check on a checkout whose disk is short builds elsewhere."""
+
+    def run_with(self, free: dict[str, int], env: dict[str, str]) -> tuple[dict, list[str]]:
+        said: list[str] = []
+        dev = {str(sfp_check.ROOT / "build"): 1, "/var/tmp": 1, "/dev/shm": 2, "/t": 3}
+
+        def free_gib(p):
+            return next((v for k, v in free.items() if str(p).startswith(k)), 0)
+
+        def device(p):
+            return next((v for k, v in dev.items() if str(p).startswith(k)), 1)
+        with unittest.mock.patch.object(sfp_check.sfp_run, "free_gib", free_gib), \
+                unittest.mock.patch.object(sfp_check, "_device", device), \
+                unittest.mock.patch.object(pathlib.Path, "mkdir"):
+            out = sfp_check.with_room(sfp_data.load(), env, False, False, said.append)
+        return out, said
+
+    def test_room_here_keeps_build(self):
+        env = {"BUILD": str(sfp_check.ROOT / "build")}
+        out, said = self.run_with({str(sfp_check.ROOT): 50}, env)
+        self.assertEqual((out, said), (env, []))
+
+    def test_short_disk_moves_to_another_disk(self):
+        env = {"BUILD": str(sfp_check.ROOT / "build")}
+        out, said = self.run_with({str(sfp_check.ROOT): 1, "/var/tmp": 40, "/dev/shm": 20}, env)
+        # /var/tmp is on the short disk: the next place is taken.
+        self.assertTrue(out["BUILD"].startswith("/dev/shm/"), out)
+        self.assertRegex(said[0], r"^make check needs about \d+ GiB free; .* building in /dev/shm/")
+
+    def test_chosen_build_is_left_alone(self):
+        env = {"BUILD": "/elsewhere/build"}
+        out, said = self.run_with({"/": 1, "/dev/shm": 20}, env)
+        self.assertEqual((out, said), (env, []))
+
+    def test_nowhere_with_room_keeps_build(self):
+        env = {"BUILD": str(sfp_check.ROOT / "build"), "TMPDIR": "/t"}
+        out, _ = self.run_with({str(sfp_check.ROOT): 1, "/t": 2, "/dev/shm": 3}, env)
+        self.assertEqual(out, env)
 
 
 if __name__ == "__main__":
