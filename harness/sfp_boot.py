@@ -86,6 +86,8 @@ class BootRequest:
     backend: str = "qemu"
     qemu: str = QEMU
     lava: sfp_lab.Target = sfp_lab.Target()
+    # What was booted, for a LAVA job's metadata: (key, value) pairs.
+    metadata: tuple[tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,10 +233,11 @@ class LavaBackend:
             if self.server and req.lava.portable:
                 sfp_lava.write_yaml(d / "job.yaml", sfp_lava.portable_job(
                     name, req.lava.publish(req.kernel), req.lava.publish(req.initrd), cmdline,
-                    seconds, machine, req.mem, req.lava.device_type))
+                    seconds, machine, req.mem, req.lava.device_type, dict(req.metadata)))
             else:
                 sfp_lava.write_job(d, name, req.kernel, req.initrd, cmdline, seconds, console,
-                                   guest, machine, server=self.server, qemu=req.qemu)
+                                   guest, machine, server=self.server, qemu=req.qemu,
+                                   metadata=dict(req.metadata))
         except (ValueError, OSError) as e:
             return Ended("failed", str(e))
         if self.server:
@@ -254,7 +257,7 @@ class LavaBackend:
             cmd = sfp_lava.boot_command(d / "lava.log")
             if cmd:
                 (req.logdir / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
-            rc, lines = sfp_lava.report(sfp_lava.parse_log(d / "lava.log"), console, guest, d)
+            rc, lines = sfp_lava.report(sfp_lava.parse_log(d / "lava.log"), d)
         (d / "summary.txt").write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
         if rc == 2:
             return Ended("hung")

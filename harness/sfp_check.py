@@ -980,28 +980,58 @@ class Check:
             raise CaseFailed("")
 
     def lava_failed_case(self, out: TextIO) -> None:
-        """A guest whose test fails is a failed case in LAVA's records (and
-        in their summary), not a passed job."""
+        """A guest whose test fails, or skips, is a failed (a skipped) case
+        in LAVA's records under its own SUITE.CASE name, not a passed job."""
         c = self.chk
         tap = self.tiny_initrd("tap", """/bin/busybox mount -t devtmpfs dev /dev
 echo "sfp: guest tiny up" >/dev/console
 { echo "sfp-begin: probe"; echo "ok 1 sfp_lava_pass"; echo "not ok 2 sfp_lava_fail"
-  echo "sfp-end: probe rc=1"; echo sfp-done; } >/dev/ttyS1
+  echo "ok 3 sfp_lava_skip # SKIP precondition: none"; echo "sfp-end: probe rc=1"
+  echo "sfp-case: pass probe.sfp_lava_pass"; echo "sfp-case: fail probe.sfp_lava_fail"
+  echo "sfp-case: skip probe.sfp_lava_skip"; echo sfp-done; } >/dev/ttyS1
 /bin/busybox reboot -f""")
         if self.run(out, [SFP, "boot", "-k", str(self.kimg()), "-i", str(tap), "-l",
                           str(c / "logs-lava-tap")],
                     _env(self.env, BOOT_BACKEND="lava", BOOT_TIMEOUT="120", SMP="1")):
             raise CaseFailed("")
         tsv = c / "logs-lava-tap" / "lava" / "lava-results.tsv"
-        if "lava\tguest\tsfp_lava_fail\tFAIL\t" not in (tsv.read_text().splitlines()
-                                                         if tsv.is_file() else []):
-            raise CaseFailed("LAVA did not record the failed case")
+        rows = tsv.read_text().splitlines() if tsv.is_file() else []
+        for want in ("lava\tguest\tprobe.sfp_lava_fail\tFAIL\t",
+                     "lava\tguest\tprobe.sfp_lava_skip\tSKIP\t"):
+            if want not in rows:
+                raise CaseFailed(f"LAVA did not record {want.split(chr(9))[2]} as "
+                                 f"{want.split(chr(9))[3]}")
         r = subprocess.run([SFP, "summarize", "--title", "LAVA's records", "--tsv", str(tsv)],
                            capture_output=True, text=True, check=False)
         (c / "lava-tap.summary").write_text(r.stdout)
         print((r.stdout.splitlines() or [""])[-1], file=out)
         if r.returncode != 1:
             raise CaseFailed("the summary of a failed case passed")
+
+    def lava_doctored_record(self, out: TextIO) -> None:
+        """The main LAVA job's records with one case's result changed: the
+        Result made from that boot fails, naming the case."""
+        c = self.chk
+        src, d = c / "lava-main", c / "lava-doctored"
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(src, d)
+        tsv = d / "lava" / "lava-results.tsv"
+        rows = tsv.read_text().splitlines() if tsv.is_file() else []
+        i = next((i for i, r in enumerate(rows) if r.split("\t")[3:4] == ["PASS"]), None)
+        if i is None:
+            raise CaseFailed("the main LAVA job recorded no passed case")
+        f = rows[i].split("\t")
+        rows[i] = "\t".join(f[:3] + ["FAIL"] + f[4:])
+        tsv.write_text("".join(r + "\n" for r in rows))
+        want = f"LAVA recorded {f[1]} {f[2]} as fail, the logs have pass"
+        r = subprocess.run([SFP, "report", "-l", str(d), "-t", str(self.wt),
+                            "-k", str(sfp_run.kernel_obj(self.build, "patched")), "-o",
+                            str(d / "r.tsv")],
+                           capture_output=True, text=True, check=False)
+        out.write(r.stdout + r.stderr)
+        if r.returncode != 1 or want not in (d / "r.tsv").read_text():
+            raise CaseFailed(f"no failed row '{want}'")
+        print(want, file=out)
 
     def lava_cases(self) -> None:
         """Boots as LAVA jobs (lava-run, Debian's lava-dispatcher) on the
@@ -1035,6 +1065,7 @@ echo "sfp: guest tiny up" >/dev/console
                 [SFP, "boot", "-k", str(kimg), "-i", str(c / "no-such.cpio.gz"), "-l",
                  str(c / "logs-lava-noinitrd")], _env(self.env, BOOT_BACKEND="lava")))
             self.t("lava_failed_case_recorded", self.lava_failed_case)
+            self.t("lava_doctored_record_fails", self.lava_doctored_record)
 
     def bench_cases(self) -> None:
         """The benchmark's smoke round, and an output directory with earlier

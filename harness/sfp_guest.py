@@ -263,6 +263,7 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
         (stage / "bin" / "sh").symlink_to("busybox")
         _install(GUEST / "init", stage / "init", 0o755)
         _install(GUEST / "cmdline.sh", stage / "etc" / "sfp-cmdline.sh", 0o644)
+        _install(GUEST / "cases.awk", stage / "etc" / "sfp-cases.awk", 0o644)
         (stage / "tests" / "expected-version").write_text(proc_version(g.obj))
         order = ["guest_preconditions"]
         _install(GUEST / "preconditions.sh", stage / "tests" / "guest_preconditions", 0o755)

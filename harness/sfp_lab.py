@@ -300,10 +300,10 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY) -> Submi
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
             target: Target = Target()) -> tuple[int, list[str]]:
     """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server, wait
-    for it, keep its log in OUT/lava.log, and check its records against
-    OUT/../console.log and guest.log (for a portable job, made from that
-    log first): the status and summary of sfp_lava.report, after a line
-    naming the job."""
+    for it, keep its log in OUT/lava.log and its records in
+    OUT/lava-results.tsv (for a portable job, OUT/../console.log and
+    guest.log are made from that log): the status and summary of
+    sfp_lava.report, after a line naming the job."""
     sub = submit(job, timeout_s + 300, target.identity)
     (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
     head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
@@ -325,7 +325,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     if sub.health != "Complete" and rec.job_result == "pass":
         rec.job_result = "fail"
         rec.job_error = sub.failure or f"job {sub.health.lower()}"
-    rc, lines = sfp_lava.report(rec, out.parent / "console.log", out.parent / "guest.log", out)
+    rc, lines = sfp_lava.report(rec, out)
     return rc, [head] + lines
 
 

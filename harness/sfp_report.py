@@ -18,6 +18,9 @@ Besides the test streams:
     error;
   - a guest program that exited non-zero with no failed case is a
     failure;
+  - a boot run as a LAVA job (LOGDIR/lava/lava-results.tsv) whose
+    records disagree with the streams, case by case, is a failure: a
+    'lava records' row for each disagreement;
   - the project's guest meets every prerequisite, so a skip is a failure,
     unless the test's skip reason starts 'precondition:' (it could not set
     a precondition up in time): that stays a skip, neither a pass nor a
@@ -36,6 +39,8 @@ import pathlib
 import re
 import subprocess
 
+import sfp_lava
+import sfp_results
 import sfp_summary
 
 _BEGIN = re.compile(r"^sfp-begin: ")
@@ -134,10 +139,11 @@ _KTAP_RESULT = re.compile(r"^\s*(not )?ok [0-9]+")
 
 
 def kunit_part(console: str) -> str:
-    """The console up to the guest's first 'sfp-begin:' line: a guest with
-    no port of its own (a portable LAVA job) writes its TAP there, after
-    KUnit's, and kunit.py parse would read it as more of KUnit's."""
-    cut = re.search(r"^sfp-begin: ", console, re.M)
+    """The console up to the guest's first line of its own ('sfp-cases:',
+    'sfp-begin:'): a guest with no port of its own (a portable LAVA job)
+    writes its TAP there, after KUnit's, and kunit.py parse would read it
+    as more of KUnit's."""
+    cut = re.search(r"^sfp-(begin|cases): ", console, re.M)
     return console[:cut.start()] if cut else console
 
 
@@ -182,6 +188,18 @@ def _read(path: pathlib.Path) -> str:
 
 def _write(path: pathlib.Path, text: str) -> None:
     path.write_text(text, encoding="latin-1")
+
+
+def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]]) -> list[str]:
+    """LAVA's records of a boot (LAVA's lava-results.tsv), compared case by
+    case with what kunit.py read from the same boot's streams (INPUTS,
+    before the guest's skip rule): a failed row for each disagreement."""
+    logs = [(c.source, c.name, c.status) for source, suite, path in inputs
+            for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
+            if not c.test.startswith("(")]
+    recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)]
+    return [f"lava\trecords\t{i + 1}\tFAIL\t{d}\n"
+            for i, d in enumerate(sfp_lava.disagreements(recorded, logs))]
 
 
 def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
@@ -240,6 +258,9 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
             failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))
             if p.rc != "0" and not failed:
                 extra.append(f"guest\t{p.name}\t(exit status)\tFAIL\texited with {p.rc}\n")
+    lava = logdir / "lava" / "lava-results.tsv"
+    if lava.is_file():
+        extra += lava_rows(lava, inputs)
     _write(logdir / "extra.tsv", "".join(extra))
 
     info = logdir / "boot.info"

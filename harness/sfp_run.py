@@ -475,4 +475,20 @@ def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
         mem=int(env.get("MEM") or 512), timeout=int(env.get("BOOT_TIMEOUT") or 600),
         accel=env.get("ACCEL") or "tcg", append=run.append,
         qemu_opts=tuple((env.get("QEMU_OPTS") or "").split()),
-        backend=env.get("BOOT_BACKEND") or "qemu", lava=sfp_lab.Target.from_env(env))
+        backend=env.get("BOOT_BACKEND") or "qemu", lava=sfp_lab.Target.from_env(env),
+        metadata=boot_metadata(run))
+
+
+def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:
+    """What RUN boots, as a LAVA job's metadata: line, variant, kind,
+    kernel release, source, the built tree's commit and the patches on it."""
+    tree = run.built_tree()
+    release = run.obj / "include" / "config" / "kernel.release"
+    head = _git(tree, "rev-parse", "-q", "--verify", "HEAD")
+    out = [("sfp.line", run.line), ("sfp.variant", run.name), ("sfp.kind", run.kind or "default"),
+           ("sfp.kernel", release.read_text().strip() if release.is_file() else "unknown"),
+           ("sfp.source", wt_meta(tree, "source") or str(tree)),
+           ("sfp.commit", head.stdout.strip() if head.returncode == 0 else "none")]
+    if run.patches:
+        out.append(("sfp.patches", " ".join(p.name for p in run.patches)))
+    return tuple(out)

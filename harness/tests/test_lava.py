@@ -5,6 +5,7 @@ import json
 import pathlib
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -24,6 +25,10 @@ hrtimer: interrupt took 19942557 ns\r
     not ok 2 model_tg_side\r
 # sched_fair_model: pass:1 fail:1 skip:0 total:2\r
 not ok 1 sched_fair_model\r
+sfp-cases: kunit\r
+sfp-case: pass sched_fair_model.model_set_side\r
+sfp-case: fail sched_fair_model.model_tg_side\r
+sfp-cases-end: kunit\r
 sfp: guest 6.12.118 up, 4 CPUs\r
 reboot: Restarting system\r
 """
@@ -31,6 +36,8 @@ GUEST = """sfp-begin: guest_preconditions\r
 ok 1 kernel_is_the_build\r
 ok 2 schedstat_has_domains # SKIP not here\r
 sfp-end: guest_preconditions rc=0\r
+sfp-case: pass guest_preconditions.kernel_is_the_build\r
+sfp-case: skip guest_preconditions.schedstat_has_domains\r
 sfp-done\r
 """
 
@@ -59,19 +66,23 @@ class Definitions(unittest.TestCase):
             sfp_lava.job("t", "/k", "/i", 'a="b"', 1)
 
     def test_patterns_never_end_in_a_newline(self):
-        # The console reaches LAVA with \r\r\n line ends; and a pattern is
-        # tried as text arrives, so it must end at the white space after a
-        # name, and not match inside a word ("took 19942557 ns").
+        # The console reaches LAVA with \r\r\n line ends, and a pattern is
+        # tried as text arrives: it matches a whole 'sfp-case:' line once
+        # its end has arrived, and nothing else.
         j = sfp_lava.job("t", "/k", "/i", "x", 1)
         for a in (j["actions"][2], j["actions"][4]):
             pat = a["test"]["monitors"][0]["pattern"]
-            self.assertFalse(pat.endswith("\\n") or pat.endswith("\\r?\\n"))
-            self.assertTrue(pat.endswith("\\s"))
-            self.assertIsNone(re.search(pat, "interrupt took 19942557 ns\r"))
-            m = re.search(pat, "    not ok 2 model_tg_side\r")
-            self.assertEqual((m.group("result"), m.group("test_case_id")), ("not ok", "model_tg_side"))
-            # a name cut where the text arrived so far is not a match
-            self.assertIsNone(re.search(pat, "    ok 1 model_set_si"))
+            m = re.search(pat, "sfp-case: fail sched_fair_model.model_tg_side\r\r\n")
+            self.assertEqual((m.group("result"), m.group("test_case_id")),
+                             ("fail", "sched_fair_model.model_tg_side"))
+            m = re.search(pat, "sfp-case: skip kselftest.selftests: sched: x\n")
+            self.assertEqual((m.group("result"), m.group("test_case_id")),
+                             ("skip", "kselftest.selftests: sched: x"))
+            # a line cut where the text arrived so far is not a match
+            self.assertIsNone(re.search(pat, "sfp-case: pass sched_fair_model.model_set_si"))
+            for other in ("    not ok 2 model_tg_side\r", "interrupt took 19942557 ns\r",
+                          "sfp-case: ok a.b\r"):
+                self.assertIsNone(re.search(pat, other))
 
     def test_device(self):
         opts = sfp_lava.qemu_options(["-smp", "4"], "/l/console.log", "/l/guest.log")
@@ -98,27 +109,46 @@ class Records(unittest.TestCase):
         (self.d / "lava.log").write_text("\n".join(lines) + "\nnot json\n")
         return sfp_lava.parse_log(self.d / "lava.log")
 
-    def all_cases(self):
-        return [result("kunit", "model_set_side", "pass"),
-                result("kunit", "model_tg_side", "fail"),
-                result("kunit", "sched_fair_model", "fail"),
-                result("guest", "kernel_is_the_build", "pass"),
-                result("guest", "schedstat_has_domains", "pass")]
+    LOGS = [("kunit", "sched_fair_model.model_set_side", "PASS"),
+            ("kunit", "sched_fair_model.model_tg_side", "FAIL"),
+            ("guest", "guest_preconditions.kernel_is_the_build", "PASS"),
+            ("guest", "guest_preconditions.schedstat_has_domains", "SKIP")]
 
-    def test_counts_in_logs(self):
-        self.assertEqual(sfp_lava.count_in_logs(self.d / "console.log", self.d / "guest.log"),
-                         {"kunit": 3, "guest": 2})
+    def all_cases(self):
+        return [result(d, n.replace(".", "_"), r.lower(), test_case_id=n)
+                for d, n, r in self.LOGS]
+
+    def records(self, rec):
+        return [(d, c, r) for d, cs in rec.cases.items() for c, r in cs]
 
     def test_complete_job_agrees(self):
         rec = self.log(*self.all_cases(), result("lava", "job", "pass"))
         self.assertEqual(rec.job_result, "pass")
-        self.assertEqual(rec.count("kunit"), 3)
-        self.assertEqual(sfp_lava.lava_check(rec, self.d / "console.log", self.d / "guest.log"), [])
+        self.assertEqual(rec.count("kunit"), 2)
+        self.assertEqual(sfp_lava.disagreements(self.records(rec), self.LOGS), [])
+        # a skip is a skip in LAVA's records, not a pass
+        self.assertIn(("guest", "guest_preconditions.schedstat_has_domains", "skip"),
+                      self.records(rec))
 
-    def test_a_case_lava_missed_is_reported(self):
+    def test_every_disagreement_is_named(self):
         rec = self.log(*self.all_cases()[1:], result("lava", "job", "pass"))
-        self.assertEqual(sfp_lava.lava_check(rec, self.d / "console.log", self.d / "guest.log"),
-                         ["LAVA recorded 2 kunit results, the logs hold 3"])
+        lava = self.records(rec)
+        self.assertEqual(sfp_lava.disagreements(lava, self.LOGS),
+                         ["LAVA has no record of kunit sched_fair_model.model_set_side "
+                          "(the logs: pass)"])
+        doctored = [(d, c, "pass") for d, c, _ in lava]
+        self.assertEqual(sfp_lava.disagreements(doctored, self.LOGS[1:]),
+                         ["LAVA recorded kunit sched_fair_model.model_tg_side as pass, the logs "
+                          "have fail",
+                          "LAVA recorded guest guest_preconditions.schedstat_has_domains as pass, "
+                          "the logs have skip"])
+        self.assertEqual(sfp_lava.disagreements(lava + lava[:1] + [("guest", "x.y", "pass")],
+                                                self.LOGS[1:]),
+                         ["LAVA recorded kunit sched_fair_model.model_tg_side twice",
+                          "LAVA recorded guest x.y, which the logs do not hold"])
+        # a case kunit.py found crashed is a fail
+        self.assertEqual(sfp_lava.disagreements([("kunit", "a.b", "fail")],
+                                                [("kunit", "a.b", "ERROR")]), [])
 
     def test_failed_and_timed_out_jobs(self):
         rec = self.log(entry("error", "lava-test-monitor timed out after 25 seconds"),
@@ -245,8 +275,6 @@ class PortableJobs(unittest.TestCase):
             self.assertNotIn("\r", console)
             self.assertNotIn("not the console", console)
             self.assertEqual((d / "guest.log").read_text(), GUEST.replace("\r", ""))
-            self.assertEqual(sfp_lava.count_in_logs(d / "console.log", d / "guest.log"),
-                             {"kunit": 3, "guest": 2})
             self.assertEqual(sfp_lava.boot_command(d / "lava.log"), "qemu-system-x86_64 -smp 4")
             # a guest that never began gives an empty guest log, not the console
             (d / "lava.log").write_text("- " + entry("target", "Kernel panic") + "\n")
@@ -258,7 +286,8 @@ class PortableJobs(unittest.TestCase):
     def test_a_real_portable_job(self):
         # fixtures/lava-portable-job.log.gz: the log of a portable job of
         # the 6.1 control on the local lab's qemu-01 (lavacli jobs logs
-        # --raw): LAVA's records of it and the logs made from it agree.
+        # --raw), from before the guest named its cases: the records in
+        # it, and the console and guest logs made from it.
         import gzip
         d = pathlib.Path(tempfile.mkdtemp())
         try:
@@ -268,7 +297,6 @@ class PortableJobs(unittest.TestCase):
             rec = sfp_lava.parse_log(d / "lava.log")
             self.assertEqual(rec.job_result, "pass")
             self.assertEqual((rec.count("kunit"), rec.count("guest")), (33, 20))
-            self.assertEqual(sfp_lava.lava_check(rec, d / "console.log", d / "guest.log"), [])
             guest = (d / "guest.log").read_text()
             self.assertTrue(guest.startswith("sfp-begin: guest_preconditions\n"))
             self.assertTrue(guest.endswith("sfp-done\n"))
@@ -277,6 +305,108 @@ class PortableJobs(unittest.TestCase):
             self.assertIn("-no-reboot", sfp_lava.boot_command(d / "lava.log"))
         finally:
             shutil.rmtree(d)
+
+
+class GuestCases(unittest.TestCase):
+    """scripts/guest/cases.awk, as the guest's busybox runs it: each case
+    of a stream as 'sfp-case: RESULT SUITE.CASE', with the names the
+    host's parser gives."""
+
+    AWK = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "guest" / "cases.awk"
+
+    def cases(self, stream, text):
+        p = subprocess.run(["busybox", "awk", "-v", f"stream={stream}", "-f", str(self.AWK)],
+                           input=text, capture_output=True, text=True, check=True)
+        return p.stdout.splitlines()
+
+    def test_ktap_suites_and_parameters(self):
+        self.assertEqual(self.cases("kunit", CONSOLE), [
+            "sfp-case: pass sched_fair_model.model_set_side",
+            "sfp-case: fail sched_fair_model.model_tg_side"])
+        text = """KTAP version 1
+1..2
+    KTAP version 1
+    # Subtest: s
+    1..3
+        KTAP version 1
+        # Subtest: param_case
+        ok 1 p0
+        not ok 2 p1
+    not ok 1 param_case
+    ok 2 skipped # SKIP precondition: no isolation
+    ok 3 plain
+not ok 1 s
+ok 2 empty_suite # SKIP no cases
+"""
+        self.assertEqual(self.cases("kunit", text), [
+            "sfp-case: pass param_case.p0", "sfp-case: fail param_case.p1",
+            "sfp-case: skip s.skipped", "sfp-case: pass s.plain",
+            "sfp-case: skip kunit.empty_suite"])
+
+    def test_a_guest_program_and_kselftests(self):
+        self.assertEqual(self.cases("guest_preconditions", GUEST.split("sfp-end")[0]), [
+            "sfp-case: pass guest_preconditions.kernel_is_the_build",
+            "sfp-case: skip guest_preconditions.schedstat_has_domains"])
+        text = """TAP version 13
+1..2
+# selftests: sched: prog_a
+# TAP version 13
+# 1..2
+# #  RUN           f.one ...
+# ok 1 f.one
+# #  RUN           f.two ...
+# ok 2 # SKIP precondition: late
+ok 1 selftests: sched: prog_a
+# selftests: sched: prog_b
+# 1..1
+# not ok 1 g.x
+not ok 2 selftests: sched: prog_b # exit=1
+"""
+        self.assertEqual(self.cases("kselftest", text), [
+            "sfp-case: pass prog_a.f.one", "sfp-case: skip prog_a.f.two",
+            "sfp-case: pass kselftest.selftests: sched: prog_a",
+            "sfp-case: fail prog_b.g.x",
+            "sfp-case: fail kselftest.selftests: sched: prog_b"])
+
+    def test_a_suite_that_never_ended(self):
+        text = "KTAP version 1\n1..1\n    # Subtest: s\n    1..2\n    ok 1 a\n"
+        self.assertEqual(self.cases("kunit", text), ["sfp-case: pass s.a"])
+
+
+class Schema(unittest.TestCase):
+    """Every job the harness writes is valid by LAVA's own schema
+    (lava_common.schemas, Debian's lava-common)."""
+
+    def setUp(self):
+        try:
+            from lava_common import schemas
+        except ImportError:
+            self.skipTest("precondition: lava_common (Debian's lava-common) is not importable "
+                          f"by {sys.executable}")
+        self.schemas = schemas
+
+    def test_jobs_validate(self):
+        meta = {"sfp.line": "6.12", "sfp.variant": "patched", "sfp.commit": "0" * 40}
+        j = sfp_lava.job("t", "/k/bzImage", "/k/initrd", "console=ttyS0", 600, meta)
+        self.assertEqual(j["metadata"], meta)
+        self.schemas.validate(j)
+        self.schemas.validate(sfp_lava.portable_job(
+            "t", "http://lab/k", "http://lab/rd", "a b", 600, PortableJobs.MACHINE, 1024,
+            metadata=meta))
+        # The local lab's device type takes its options and log directory
+        # from the job's context: a server must allow these variables.
+        d = pathlib.Path(tempfile.mkdtemp())
+        try:
+            sfp_lava.write_job(d, "t", d / "k", d / "i", "a", 60, d / "console.log",
+                               d / "guest.log", ["-smp", "2"], server=True, metadata=meta)
+            self.schemas.validate(json.loads((d / "job.yaml").read_text()),
+                                  extra_context_variables=["extra_options", "sfp_dir"])
+        finally:
+            shutil.rmtree(d)
+        bad = sfp_lava.job("t", "/k", "/i", "a", 60)
+        bad["actions"][2]["test"]["monitors"][0].pop("pattern")
+        with self.assertRaises(Exception):
+            self.schemas.validate(bad)
 
 
 class Targets(unittest.TestCase):

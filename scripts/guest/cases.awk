@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: GPL-2.0
+# One line per test case of a (K)TAP stream, for LAVA's monitors:
+#
+#	sfp-case: RESULT SUITE.CASE
+#
+# RESULT is pass, fail or skip; SUITE is the name of the test the case is
+# nested in (4 spaces of indentation a level, as KUnit nests), or the
+# stream's own name (-v stream=NAME) for a case at the top. A stream that
+# run_kselftest.sh embeds under '# ' (a test program's own TAP, after its
+# '# selftests: COLLECTION: PROGRAM' line) is a stream of its own, named
+# PROGRAM, and a case of the 6.1 kselftest harness printed without its
+# name ('ok N # SKIP reason') takes the name of the '#  RUN  NAME ...'
+# line before it. These are the names and results the host's parser
+# (kunit.py parse, harness/sfp_report.py) gives the same stream.
+
+function result(s, line,    depth, rest, ok, name, dir, st, i, p) {
+	match(line, /^ */)
+	depth = int(RLENGTH / 4)
+	rest = substr(line, RLENGTH + 1)
+	if (rest !~ /^(not ok|ok) [0-9]+/)
+		return
+	ok = (rest ~ /^ok/)
+	sub(/^(not ok|ok) [0-9]+ ?/, "", rest)
+	sub(/^- /, "", rest)
+	name = rest
+	dir = ""
+	p = index(rest, " # ")
+	if (substr(rest, 1, 2) == "# ") {
+		name = ""
+		dir = substr(rest, 3)
+	} else if (p) {
+		name = substr(rest, 1, p - 1)
+		dir = substr(rest, p + 3)
+	}
+	if (name == "" && run[s] != "")
+		name = run[s]
+	if (name == "")
+		name = "(unnamed)"
+	st = ok ? "pass" : "fail"
+	if (ok && toupper(substr(dir, 1, 4)) == "SKIP")
+		st = "skip"
+	# A test with cases nested under it is their suite, not a case.
+	if (npend[s, depth + 1] > 0) {
+		for (i = 1; i <= npend[s, depth + 1]; i++)
+			print "sfp-case: " pend[s, depth + 1, i, "st"] " " name "." \
+				pend[s, depth + 1, i, "name"]
+		npend[s, depth + 1] = 0
+		return
+	}
+	if (depth == 0) {
+		print "sfp-case: " st " " sname[s] "." name
+		return
+	}
+	i = ++npend[s, depth]
+	pend[s, depth, i, "name"] = name
+	pend[s, depth, i, "st"] = st
+}
+
+# Cases whose suite never ended (a crash) are named by their
+# '# Subtest:' line, or the stream's name.
+function flush(s,    d, i, suite) {
+	for (d = 1; d <= 8; d++) {
+		suite = (sub_name[s, d] != "") ? sub_name[s, d] : sname[s]
+		for (i = 1; i <= npend[s, d]; i++)
+			print "sfp-case: " pend[s, d, i, "st"] " " suite "." pend[s, d, i, "name"]
+		npend[s, d] = 0
+	}
+}
+
+function line_of(s, line,    rest) {
+	if (line ~ /^ *# Subtest: /) {
+		match(line, /^ */)
+		rest = line
+		sub(/^ *# Subtest: /, "", rest)
+		sub_name[s, int(RLENGTH / 4)] = rest
+		return
+	}
+	if (line ~ /^#  RUN  +[^ ]+ \.\.\.$/) {
+		rest = line
+		sub(/^#  RUN  +/, "", rest)
+		sub(/ \.\.\.$/, "", rest)
+		run[s] = rest
+		return
+	}
+	result(s, line)
+}
+
+BEGIN {
+	sname[0] = stream
+	inner = 0
+}
+
+{
+	sub(/\r+$/, "")
+}
+
+/^# selftests: [^:]*: / {
+	if (inner)
+		flush(inner)
+	inner++
+	n = split($0, f, " ")
+	sname[inner] = f[n]
+	in_prog = 1
+	next
+}
+
+/^(not ok|ok) [0-9]+ selftests: / {
+	if (in_prog)
+		flush(inner)
+	in_prog = 0
+	line_of(0, $0)
+	next
+}
+
+in_prog && /^# / {
+	line_of(inner, substr($0, 3))
+	next
+}
+
+{
+	line_of(0, $0)
+}
+
+END {
+	if (in_prog)
+		flush(inner)
+	flush(0)
+}
