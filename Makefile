@@ -55,7 +55,7 @@ help:
 	@echo "                baseline vs patched; ICOUNT=1: deterministic guests (sfp bench --icount)"
 	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
 	@echo "                line: features, baseline, series applies, reproduced; newest and"
-	@echo "                oldest built, booted and tested (docs/matrix.md)"
+	@echo "                oldest built, booted and tested (docs/records/matrix.md)"
 	@echo "make robot [ROBOT_OPTS=--quick]  the series as the kernel test robot builds it:"
 	@echo "                per patch, per config of kernel-config/robot/, W=1 and sparse"
 	@echo "                against series-base, arm64 ($(BUILD)/LINE/robot/table.md)"
@@ -161,7 +161,7 @@ bench-cost: prepare
 
 MATRIX_OPTS ?=
 matrix: setup
-	./sfp matrix $(MATRIX_OPTS) $(BOOT_JOBS_OPT) -o docs/matrix.md
+	./sfp matrix $(MATRIX_OPTS) $(BOOT_JOBS_OPT) -o docs/records/matrix.md
 
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:

@@ -16,6 +16,12 @@ sentence that is not in its file, or whose number differs from the
 count, is reported; so is any "N mutants", "N KUnit cases" or "N of M
 windows" in the watched files that no record quotes, so a new count
 cannot be written without a check.
+
+The reference docs (README.md, docs/*.md and sfp.toml; not the dated
+records of docs/records/) are also read for what they name: every path
+of the repository (one starting at one of its top folders; upper-case
+words such as LINE stand for any name), every relative link, every
+`./sfp SUBCOMMAND` and every `make TARGET` in backquotes must exist.
 """
 from __future__ import annotations
 
@@ -210,4 +216,90 @@ def check(data: Data, claims: list[dict] | None = None,
             if not any(a <= m.start() < b for a, b in spans):
                 problems.append(f"{path}: \"{m.group(0)}\" is a count that no [[prose]] "
                                 "record of sfp.toml checks")
+    return problems, checked
+
+
+# --- paths and commands the reference docs name --------------------------------------
+
+# A path of the repository in prose: it starts at one of its top folders.
+_PATH = re.compile(r"(?<![\w./~$-])((?:scripts|harness|kernel-config|kunit|selftests|tests|"
+                   r"patches|docs|bench|\.ci)/[\w./*{}<>-]*[\w*}>/])")
+_KERNELS = re.compile(r"(kernel|tree)'s `?$")
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+_SFP = re.compile(r"(?<![\w/])\./sfp ([a-z][a-z0-9-]+)")
+_MAKE = re.compile(r"`make ([a-z][a-z0-9-]+)\b")
+
+
+def reference_docs(data: Data) -> list[str]:
+    """The README and the reference pages (docs/, less the dated records
+    of docs/records/)."""
+    import subprocess
+    out = subprocess.run(["git", "-C", str(data.root), "ls-files", "README.md", "docs/*.md",
+                          "sfp.toml"], capture_output=True, text=True, check=False).stdout.split()
+    return sorted(f for f in out if not f.startswith("docs/records/")
+                  and f.count("/") <= 1)
+
+
+def _exists(root, here, path: str) -> bool:
+    import glob
+    pat = re.sub(r"<[^>]*>|\{[^}]*\}|\b[A-Z][A-Z0-9_]*\b", "*", path.rstrip("/"))
+    for base in (root, root / here):
+        if "*" in pat:
+            if glob.glob(str(base / pat)):
+                return True
+        elif (base / pat).exists():
+            return True
+    return False
+
+
+def named(data: Data, docs: list[str] | None = None,
+          targets: set[str] | None = None,
+          subcommands: set[str] | None = None) -> tuple[list[str], int]:
+    """Each path of the repository, `./sfp SUBCOMMAND` and `make TARGET`
+    a reference doc names that does not exist; and how many were checked."""
+    import pathlib
+    root = data.root
+    docs = reference_docs(data) if docs is None else docs
+    if targets is None:
+        mk = (root / "Makefile").read_text()
+        targets = set(re.findall(r"^([a-z][a-z0-9-]*)\s*:", mk, re.M))
+    problems, checked = [], 0
+    for doc in docs:
+        text = (root / doc).read_text(errors="replace")
+        here = pathlib.PurePosixPath(doc).parent
+        seen: set[tuple[str, str]] = set()
+        for m in _LINK.finditer(text if doc != "sfp.toml" else ""):
+            link = m.group(1)
+            if re.match(r"[a-z]+:", link) or (("link", link) in seen):
+                continue
+            seen.add(("link", link))
+            checked += 1
+            if not (root / here / link).exists():
+                problems.append(f"{doc}: links to {link}, which does not exist")
+        for m in _PATH.finditer(text):
+            path = m.group(1).rstrip(".")
+            # A path of the kernel's tree, said as such, or a subject
+            # prefix ('selftests/sched: Add ...'), is not ours.
+            if ("path", path) in seen or _KERNELS.search(text[max(0, m.start() - 20):m.start()]) \
+                    or text[m.end():m.end() + 1] == ":":
+                continue
+            seen.add(("path", path))
+            checked += 1
+            if not _exists(root, here, path):
+                problems.append(f"{doc}: names {path}, which does not exist")
+        for m in _SFP.finditer(text):
+            if subcommands is None or ("sfp", m.group(1)) in seen:
+                continue
+            seen.add(("sfp", m.group(1)))
+            checked += 1
+            if m.group(1) not in subcommands:
+                problems.append(f"{doc}: names ./sfp {m.group(1)}, which is no subcommand")
+        for m in _MAKE.finditer(text):
+            t = m.group(1)
+            if ("make", t) in seen or doc == "sfp.toml":
+                continue
+            seen.add(("make", t))
+            checked += 1
+            if t not in targets:
+                problems.append(f"{doc}: names make {t}, which is no target of the Makefile")
     return problems, checked

@@ -3,6 +3,7 @@
 counts that no record checks."""
 import pathlib
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
@@ -110,6 +111,36 @@ class Check(unittest.TestCase):
         problems, _ = sfp_prose.check(self.d, claims, [])
         self.assertEqual(len(problems), 1)
         self.assertIn("for {cost_windows_equal:6.12-quiet}", problems[0])
+
+
+class Named(unittest.TestCase):
+    """Every path, link, ./sfp subcommand and make target a reference doc
+    names exists."""
+
+    def test_missing_names_are_reported(self):
+        import types
+        with tempfile.TemporaryDirectory() as t:
+            root = pathlib.Path(t)
+            (root / "docs" / "records").mkdir(parents=True)
+            (root / "scripts").mkdir()
+            (root / "scripts" / "setup.sh").write_text("")
+            (root / "docs" / "records" / "README.md").write_text("")
+            (root / "docs" / "a.md").write_text(
+                "Run `scripts/setup.sh`, not `scripts/run.sh`; see [r](records/README.md), "
+                "[gone](gone.md), [web](https://example.org/x.md). The kernel's "
+                "`scripts/checker-valid.sh`; `selftests/sched: Add x`; "
+                "`tests/mutants/LINE/x.patch`. `./sfp run`, `./sfp nosuch`, `make check`, "
+                "`make nosuch`; make its count.\n")
+            data = types.SimpleNamespace(root=root)
+            problems, n = sfp_prose.named(data, ["docs/a.md"], targets={"check"},
+                                          subcommands={"run"})
+        self.assertEqual(problems, [
+            "docs/a.md: links to gone.md, which does not exist",
+            "docs/a.md: names scripts/run.sh, which does not exist",
+            "docs/a.md: names tests/mutants/LINE/x.patch, which does not exist",
+            "docs/a.md: names ./sfp nosuch, which is no subcommand",
+            "docs/a.md: names make nosuch, which is no target of the Makefile"])
+        self.assertEqual(n, 9)
 
 
 if __name__ == "__main__":
