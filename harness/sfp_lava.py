@@ -35,21 +35,25 @@ connection of its own namespace.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import pathlib
 import re
 
-# scripts/guest/init prints every case of the built-in KUnit suites to the
-# console between these lines, and after each guest program's own TAP on
-# its port (between sfp-begin: and sfp-done) that program's cases, each
-# as 'sfp-case: RESULT SUITE.CASE' (scripts/guest/cases.awk): the names
-# and results the host's parser gives the same streams.
-KUNIT_START = "sfp-cases: kunit"
-KUNIT_END = "sfp-cases-end: kunit"
-GUEST_START = "sfp-begin:"
-GUEST_END = "sfp-done"
-CASE_LINE = r"sfp-case: (?P<result>pass|fail|skip) (?P<test_case_id>[^\r\n]+)[\r\n]"
+import yaml
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# The job's skeleton, a file a person can read and edit; the monitors'
+# markers and pattern are read from it.
+TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "job.yaml"
+_TEMPLATE: dict = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
+_MONITORS = {m["name"]: m for a in _TEMPLATE["actions"] if "test" in a
+             for m in a["test"]["monitors"]}
+KUNIT_START, KUNIT_END = _MONITORS["kunit"]["start"], _MONITORS["kunit"]["end"]
+GUEST_START, GUEST_END = _MONITORS["guest"]["start"], _MONITORS["guest"]["end"]
+CASE_LINE = _MONITORS["guest"]["pattern"]
 # The device type of the local lab's devices (sfp_lab, harness/lava/).
 LAB_DEVICE_TYPE = "sfp-qemu"
 # LAVA's own QEMU device type (lava-server's qemu.jinja2), which labs have.
@@ -58,10 +62,6 @@ STOCK_DEVICE_TYPE = "qemu"
 # -nographic puts the one serial port on the console) or what would take
 # that port away: left out of a portable job's extra options.
 _STOCK_DROPS = {"-m": 2, "-nodefaults": 1, "-display": 2}
-
-
-def _timeout(seconds: int) -> dict:
-    return {"seconds": int(seconds)}
 
 
 def device(qemu: str, options: list[str], guest_log: str) -> dict:
@@ -122,37 +122,40 @@ def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeo
 
 def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
                 guest_port: bool, metadata: dict[str, str] | None = None) -> dict:
-    """A boot's job: deploy, boot, KUnit's monitor on the console, then the
-    guest's monitor on its own port (GUEST_PORT, namespace 'guest') or on
-    the console; METADATA (what was booted: line, variant, kernel, source)
-    is the job's metadata, which LAVA shows with its results."""
+    """A boot's job from the template (harness/lava/job.yaml): deploy,
+    boot, KUnit's monitor on the console, then the guest's monitor on its
+    own port (GUEST_PORT, namespace 'guest') or on the console; METADATA
+    (what was booted: line, variant, kernel, source) is the job's
+    metadata, which LAVA shows with its results."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
-    guest = [{"boot": {"namespace": "guest", "method": "new_connection", "connection": "guest",
-                       "timeout": _timeout(60)}}] if guest_port else []
-    return {
-        "job_name": name,
-        "device_type": "qemu",
-        "visibility": "public",
-        "priority": "medium",
-        **({"metadata": dict(metadata)} if metadata else {}),
-        "context": {"arch": "x86_64"},
-        "timeouts": {"job": _timeout(timeout_s + 120), "action": _timeout(timeout_s),
-                     "connection": _timeout(60)},
-        "actions": [
-            {"deploy": {"namespace": "vm", "to": "tmpfs", "timeout": _timeout(120),
-                        "images": {
-                            "kernel": {"image_arg": f'-kernel {{kernel}} -append "{append}"',
-                                       "url": kernel_url},
-                            "initrd": {"image_arg": "-initrd {initrd}", "url": initrd_url}}}},
-            {"boot": {"namespace": "vm", "method": "qemu", "media": "tmpfs",
-                      "timeout": _timeout(120)}},
-            _monitor("vm", "kunit", KUNIT_START, KUNIT_END, timeout_s),
-            *guest,
-            _monitor("guest" if guest_port else "vm", "guest", GUEST_START, GUEST_END,
-                     timeout_s),
-        ],
-    }
+    t = copy.deepcopy(_TEMPLATE)
+    t["job_name"] = name
+    t["timeouts"]["job"]["seconds"] = timeout_s + 120
+    t["timeouts"]["action"]["seconds"] = timeout_s
+    actions = []
+    for a in t["actions"]:
+        kind, body = next(iter(a.items()))
+        if kind == "deploy":
+            body["images"]["kernel"].update(image_arg=f'-kernel {{kernel}} -append "{append}"',
+                                            url=kernel_url)
+            body["images"]["initrd"]["url"] = initrd_url
+        elif kind == "test":
+            body["timeout"]["seconds"] = timeout_s
+            if not guest_port:
+                body["namespace"] = "vm"
+        elif body["namespace"] == "guest" and not guest_port:
+            continue
+        actions.append(a)
+    t["actions"] = actions
+    out = {}
+    for key, value in t.items():
+        out[key] = value
+        if key == "priority" and metadata:
+            out["metadata"] = dict(metadata)
+    if "FILLED" in json.dumps(out):
+        raise ValueError(f"{TEMPLATE}: a FILLED field the harness does not fill")
+    return out
 
 
 def stock_options(machine: list[str]) -> list[str]:
@@ -164,14 +167,6 @@ def stock_options(machine: list[str]) -> list[str]:
             out.append(machine[i])
         i += skip or 1
     return out
-
-
-def _monitor(namespace: str, name: str, start: str, end: str, timeout_s: int) -> dict:
-    """A test action that records every 'sfp-case:' line between START
-    and END as a case of the test suite NAME."""
-    return {"test": {"namespace": namespace, "timeout": _timeout(timeout_s),
-                     "monitors": [{"name": name, "start": start, "end": end,
-                                   "pattern": CASE_LINE}]}}
 
 
 def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathlib.Path,
@@ -203,8 +198,9 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
 
 
 def write_yaml(path: pathlib.Path, obj: dict) -> None:
-    """YAML is a superset of JSON: the standard library writes it."""
-    path.write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+    """OBJ as block YAML, in the order the harness built it."""
+    path.write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, width=100),
+                    encoding="utf-8")
 
 
 @dataclasses.dataclass
@@ -242,41 +238,23 @@ class LavaRecord:
             "timed out" in e.lower() for e in self.errors)
 
 
-# YAML's escapes in a double-quoted scalar that JSON does not have.
-_YAML_ESCAPES = {"0": "\\u0000", "a": "\\u0007", "v": "\\u000b", "e": "\\u001b",
-                 " ": " ", "N": "\\u0085", "_": "\\u00a0", "L": "\\u2028",
-                 "P": "\\u2029", "/": "/", "\t": "\\t"}
-_YAML_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|.)')
-
-
-def _json_escape(m: re.Match) -> str:
-    esc = m.group(1)
-    if len(esc) == 3 and esc[0] == "x":
-        return "\\u00" + esc[1:]
-    if len(esc) == 9 and esc[0] == "U":
-        return json.dumps(chr(int(esc[1:], 16)))[1:-1]
-    return _YAML_ESCAPES.get(esc, "\\" + esc)
-
-
 def log_entry(line: str) -> dict | None:
     """One line of a LAVA job log ('- {"dt": .., "lvl": .., "msg": ..}' as
     LAVA and lavacli --raw write it, or the same mapping alone, as lava-run
-    logs it), or None. The mapping is YAML in JSON's flow style: its
-    strings are double-quoted, with YAML's escapes (\\e, \\xNN) and a tag
-    ('! "3485944"') where a string looks like a number."""
+    logs it), or None. The mapping is YAML in JSON's flow style (with
+    YAML's escapes, and a tag where a string looks like a number)."""
     line = line.strip()
     if line.startswith("- "):
         line = line[2:]
     if not line.startswith("{"):
         return None
+    # LAVA tags a string that looks like a number ('! "3485944"'), which
+    # PyYAML would read as the number: the tag goes.
+    line = re.sub(r'(?<=[:,\[] )! "', '"', line)
     try:
-        entry = json.loads(line)
-    except ValueError:
-        try:
-            entry = json.loads(_YAML_ESCAPE.sub(_json_escape, re.sub(r'(?<=[:,\[] )! "', '"',
-                                                                     line)))
-        except ValueError:
-            return None
+        entry = yaml.load(line, Loader=_LOADER)
+    except yaml.YAMLError:
+        return None
     return entry if isinstance(entry, dict) else None
 
 

@@ -10,6 +10,8 @@ import sys
 import tempfile
 import unittest
 
+import yaml
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import sfp_lava  # noqa: E402
@@ -208,7 +210,7 @@ class ServerRecords(unittest.TestCase):
                                 "--guest-log", str(d / "guest.log"), "--out", str(d / "lava"),
                                 "--", "-smp", "4"], capture_output=True, text=True, check=False)
             self.assertEqual(p.returncode, 0, p.stderr)
-            job = json.loads((d / "lava" / "job.yaml").read_text())
+            job = yaml.safe_load((d / "lava" / "job.yaml").read_text())
             self.assertEqual(job["device_type"], "sfp-qemu")
             self.assertEqual(job["context"]["extra_options"], ["-smp", "4"])
             self.assertEqual(job["context"]["sfp_dir"], str(d.resolve()))
@@ -399,7 +401,7 @@ class Schema(unittest.TestCase):
         try:
             sfp_lava.write_job(d, "t", d / "k", d / "i", "a", 60, d / "console.log",
                                d / "guest.log", ["-smp", "2"], server=True, metadata=meta)
-            self.schemas.validate(json.loads((d / "job.yaml").read_text()),
+            self.schemas.validate(yaml.safe_load((d / "job.yaml").read_text()),
                                   extra_context_variables=["extra_options", "sfp_dir"])
         finally:
             shutil.rmtree(d)
