@@ -984,6 +984,7 @@ class Check:
         in LAVA's records under its own SUITE.CASE name, not a passed job."""
         c = self.chk
         tap = self.tiny_initrd("tap", """/bin/busybox mount -t devtmpfs dev /dev
+{ echo "sfp-cases: kunit"; echo "sfp-cases-end: kunit"; } >/dev/console
 echo "sfp: guest tiny up" >/dev/console
 { echo "sfp-begin: probe"; echo "ok 1 sfp_lava_pass"; echo "not ok 2 sfp_lava_fail"
   echo "ok 3 sfp_lava_skip # SKIP precondition: none"; echo "sfp-end: probe rc=1"
