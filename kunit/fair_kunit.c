@@ -4,8 +4,8 @@
  *
  *  - update_tg_load_avg() and clear_tg_load_avg() leave root_task_group
  *    alone, since nothing uses its load_avg; a child group's load_avg
- *    follows its cfs_rqs past the contrib/64 threshold, through each
- *    caller that changes a cfs_rq's load;
+ *    follows its cfs_rqs past the contrib/64 threshold, when a task is
+ *    attached or detached and when a cfs_rq's load decays;
  *  - the root domain's overload indicator: add_nr_running() sets it when
  *    a runqueue reaches two tasks, sub_nr_running() never clears it, and
  *    the statistics pass of a top-level domain writes it while a pass
@@ -17,14 +17,17 @@
  * case can write is root_task_group.load_avg, and only on a kernel that
  * lacks the root-group skip the case is there to catch; it then takes
  * its own contribution back out. Tracepoints on the functions see the
- * fakes. No case sleeps, retries or depends on the load of the machine;
- * the update cases need sched_clock to be 1 ms past boot, since a fake
- * cfs_rq last propagated its load at 0 (they skip, saying so, before).
+ * fakes. No case waits for anything, retries or depends on the load of
+ * the machine;
+ * the cases that update a group's load_avg need sched_clock to be 1 ms
+ * past boot, since a fake cfs_rq last propagated its load at 0 (they
+ * skip, saying so, before).
  *
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
  * static functions under test while production code stays unchanged.
- * Everything it defines starts with sched_fair_test_ or SFT_.
+ * Its functions and types start with sched_fair_test_, its macros with
+ * SFT_, its suites and their case arrays with sched_fair_.
  */
 #include <kunit/test.h>
 
@@ -72,11 +75,12 @@ kunit_test_suite(sched_fair_fastpaths_suite);
 #define SFT_CONTRIB	6400UL
 #define SFT_STEP	(SFT_CONTRIB / 64)
 
-/* ---- task group load_avg ----------------------------------------------- */
-
 #ifdef CONFIG_FAIR_GROUP_SCHED
 
-/* Set @cfs_rq up as a fresh cfs_rq of @tg: see sched_fair_test_cfs_rq(). */
+/*
+ * Make @cfs_rq a fresh cfs_rq of @tg whose load is @load, of which
+ * @contrib was last propagated to the group (at time 0).
+ */
 static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
 					unsigned long contrib, unsigned long load)
 {
@@ -86,10 +90,6 @@ static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group
 	cfs_rq->rq = cpu_rq(cpumask_first(cpu_active_mask));
 	cfs_rq->tg_load_avg_contrib = contrib;
 	cfs_rq->avg.load_avg = load;
-#if SFT_HAVE_RATE_LIMIT
-	/* Last propagated at boot: the 1 ms rate limit does not apply. */
-	cfs_rq->last_update_tg_load_avg = 0;
-#endif
 }
 
 static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
@@ -101,6 +101,22 @@ static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_gro
 	sched_fair_test_cfs_rq_init(cfs_rq, tg, contrib, load);
 	return cfs_rq;
 }
+
+#if SFT_HAVE_RATE_LIMIT
+/*
+ * A fake cfs_rq last propagated its load at 0: an update passes the 1 ms
+ * rate limit once sched_clock does, long before KUnit runs at boot.
+ */
+static void sched_fair_test_need_rate_limit_past(struct kunit *test)
+{
+	u64 now = sched_clock_cpu(cpumask_first(cpu_active_mask));
+
+	if (now < NSEC_PER_MSEC)
+		kunit_skip(test, "sched_clock is %llu ns, not yet past the 1 ms rate limit", now);
+}
+#else
+static void sched_fair_test_need_rate_limit_past(struct kunit *test) { }
+#endif
 
 static struct task_group *sched_fair_test_tg(struct kunit *test, long load_avg)
 {
@@ -116,6 +132,7 @@ static void sched_fair_test_root_tg_update_skipped(struct kunit *test)
 	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, &root_task_group, 0,
 						       100 * SFT_CONTRIB);
 
+	sched_fair_test_need_rate_limit_past(test);
 	update_tg_load_avg(cfs_rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 0UL,
@@ -145,6 +162,7 @@ static void sched_fair_test_child_tg_update_propagated(struct kunit *test)
 	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB,
 						       SFT_CONTRIB + SFT_STEP + 1);
 
+	sched_fair_test_need_rate_limit_past(test);
 	update_tg_load_avg(cfs_rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_STEP + 1,
@@ -162,6 +180,7 @@ static void sched_fair_test_child_tg_below_threshold_kept(struct kunit *test)
 	struct cfs_rq *down = sched_fair_test_cfs_rq(test, tg_down, SFT_CONTRIB,
 						     SFT_CONTRIB - SFT_STEP);
 
+	sched_fair_test_need_rate_limit_past(test);
 	update_tg_load_avg(up);
 	update_tg_load_avg(down);
 
@@ -228,13 +247,18 @@ static struct cfs_rq *sched_fair_test_group_cfs_rq(struct kunit *test, struct rq
 	return cfs_rq;
 }
 
-/* A task's entity carrying a load of @load, not yet on any cfs_rq. */
+/*
+ * The entity of a task carrying a load of @load, not yet on any cfs_rq;
+ * in a task_struct, for what goes from an entity to its task.
+ */
 static struct sched_entity *sched_fair_test_se(struct kunit *test, struct cfs_rq *cfs_rq,
 					       unsigned long load)
 {
-	struct sched_entity *se = kunit_kzalloc(test, sizeof(*se), GFP_KERNEL);
+	struct task_struct *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct sched_entity *se;
 
-	KUNIT_ASSERT_NOT_NULL(test, se);
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	se = &p->se;
 	se->cfs_rq = cfs_rq;
 	se->load.weight = NICE_0_LOAD;
 	se->avg.load_avg = load;
@@ -263,69 +287,83 @@ static void sched_fair_test_group_task_init(struct kunit *test,
 	g->cfs_rq = sched_fair_test_group_cfs_rq(test, g->rq, g->tg, load);
 	g->se = sched_fair_test_se(test, g->cfs_rq, SFT_CONTRIB);
 	if (attached) {
-		g->se->avg.load_sum = 1;
+		/* The sum that gives the entity's load_avg, as the cfs_rq's does. */
+		g->se->avg.load_sum = div_u64((u64)SFT_CONTRIB * get_pelt_divider(&g->se->avg),
+					      se_weight(g->se));
 		g->se->avg.last_update_time = SFT_PELT_NOW;
 	}
 }
 
-/* After @what: the cfs_rq and the group's load_avg both hold @load. */
-static void sched_fair_test_expect_group_load(struct kunit *test,
-					      struct sched_fair_test_group_task *g,
-					      unsigned long load, const char *what)
+/*
+ * Run @op on a task's entity in a child group, attached to its cfs_rq
+ * (@attached) or not; then the cfs_rq and the group's load_avg must both
+ * hold @load.
+ */
+static void sched_fair_test_group_task_run(struct kunit *test, bool attached,
+					   void (*op)(struct sched_fair_test_group_task *g),
+					   unsigned long load, const char *what)
 {
-	KUNIT_EXPECT_EQ_MSG(test, g->cfs_rq->avg.load_avg, load,
+	struct sched_fair_test_group_task g;
+
+	sched_fair_test_need_rate_limit_past(test);
+	sched_fair_test_group_task_init(test, &g, attached);
+	raw_spin_rq_lock_irq(g.rq);
+	op(&g);
+	raw_spin_rq_unlock_irq(g.rq);
+
+	KUNIT_EXPECT_EQ_MSG(test, g.cfs_rq->avg.load_avg, load,
 			    "%s: the entity's load was not %s the cfs_rq", what,
 			    load ? "attached to" : "detached from");
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&g->tg->load_avg), (long)load,
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&g.tg->load_avg), (long)load,
 			    "%s did not update the group's load_avg", what);
 }
 
 /* A task's first enqueue on this CPU, with enqueue_entity()'s flags. */
+static void sched_fair_test_enqueue_attach(struct sched_fair_test_group_task *g)
+{
+	update_load_avg(g->cfs_rq, g->se, UPDATE_TG | DO_ATTACH);
+}
+
 static void sched_fair_test_child_tg_enqueue_attach_propagated(struct kunit *test)
 {
-	struct sched_fair_test_group_task g;
-
-	sched_fair_test_group_task_init(test, &g, false);
-	raw_spin_rq_lock_irq(g.rq);
-	update_load_avg(g.cfs_rq, g.se, UPDATE_TG | DO_ATTACH);
-	raw_spin_rq_unlock_irq(g.rq);
-	sched_fair_test_expect_group_load(test, &g, SFT_CONTRIB, "an attach on enqueue");
+	sched_fair_test_group_task_run(test, false, sched_fair_test_enqueue_attach,
+				       SFT_CONTRIB, "an attach on enqueue");
 }
 
 /* A task moved into the group (a cgroup move, a class change). */
+static void sched_fair_test_attach(struct sched_fair_test_group_task *g)
+{
+	attach_entity_cfs_rq(g->se);
+}
+
 static void sched_fair_test_child_tg_attach_propagated(struct kunit *test)
 {
-	struct sched_fair_test_group_task g;
-
-	sched_fair_test_group_task_init(test, &g, false);
-	raw_spin_rq_lock_irq(g.rq);
-	attach_entity_cfs_rq(g.se);
-	raw_spin_rq_unlock_irq(g.rq);
-	sched_fair_test_expect_group_load(test, &g, SFT_CONTRIB, "attach_entity_cfs_rq()");
+	sched_fair_test_group_task_run(test, false, sched_fair_test_attach, SFT_CONTRIB,
+				       "attach_entity_cfs_rq()");
 }
 
 /* A task moved out of the group. */
+static void sched_fair_test_detach(struct sched_fair_test_group_task *g)
+{
+	detach_entity_cfs_rq(g->se);
+}
+
 static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
 {
-	struct sched_fair_test_group_task g;
-
-	sched_fair_test_group_task_init(test, &g, true);
-	raw_spin_rq_lock_irq(g.rq);
-	detach_entity_cfs_rq(g.se);
-	raw_spin_rq_unlock_irq(g.rq);
-	sched_fair_test_expect_group_load(test, &g, 0, "detach_entity_cfs_rq()");
+	sched_fair_test_group_task_run(test, true, sched_fair_test_detach, 0,
+				       "detach_entity_cfs_rq()");
 }
 
 /* A task's dequeue as it migrates away, with dequeue_entity()'s flags. */
+static void sched_fair_test_dequeue_detach(struct sched_fair_test_group_task *g)
+{
+	update_load_avg(g->cfs_rq, g->se, UPDATE_TG | DO_DETACH);
+}
+
 static void sched_fair_test_child_tg_dequeue_detach_propagated(struct kunit *test)
 {
-	struct sched_fair_test_group_task g;
-
-	sched_fair_test_group_task_init(test, &g, true);
-	raw_spin_rq_lock_irq(g.rq);
-	update_load_avg(g.cfs_rq, g.se, UPDATE_TG | DO_DETACH);
-	raw_spin_rq_unlock_irq(g.rq);
-	sched_fair_test_expect_group_load(test, &g, 0, "a detach on dequeue");
+	sched_fair_test_group_task_run(test, true, sched_fair_test_dequeue_detach, 0,
+				       "a detach on dequeue");
 }
 
 /*
@@ -339,6 +377,7 @@ static void sched_fair_test_child_tg_decay_on_update_propagated(struct kunit *te
 	struct cfs_rq *cfs_rq = sched_fair_test_group_cfs_rq(test, rq, tg, SFT_CONTRIB);
 	struct sched_entity *se = sched_fair_test_se(test, cfs_rq, 0);
 
+	sched_fair_test_need_rate_limit_past(test);
 	cfs_rq->avg.last_update_time = SFT_PELT_NOW - 64 * NSEC_PER_MSEC;
 
 	raw_spin_rq_lock_irq(rq);
@@ -352,9 +391,9 @@ static void sched_fair_test_child_tg_decay_on_update_propagated(struct kunit *te
 }
 
 /*
- * An idle group's cfs_rq, 64 ms (two PELT half-lives) after its last
- * update: the blocked-load update decays it to about a quarter and
- * passes the change on to the group.
+ * An idle group's cfs_rq, 64 ms (61 PELT periods, nearly two half-lives)
+ * after its last update: the blocked-load update decays it to a little
+ * over a quarter and passes the change on to the group.
  */
 static void sched_fair_test_child_tg_blocked_decay_propagated(struct kunit *test)
 {
@@ -370,6 +409,7 @@ static void sched_fair_test_child_tg_blocked_decay_propagated(struct kunit *test
 	 */
 	tg->se = kunit_kcalloc(test, nr_cpu_ids, sizeof(*tg->se), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, tg->se);
+	sched_fair_test_need_rate_limit_past(test);
 	cfs_rq->avg.last_update_time = SFT_PELT_NOW - 64 * NSEC_PER_MSEC;
 	raw_spin_rq_lock_irq(rq);
 	list_add_leaf_cfs_rq(cfs_rq);
@@ -401,32 +441,14 @@ static struct kunit_case sched_fair_tg_load_avg_cases[] = {
 	{}
 };
 
-#if SFT_HAVE_RATE_LIMIT
-/*
- * A fake cfs_rq last propagated its load at 0: its update is past the
- * 1 ms rate limit once sched_clock is, long before KUnit runs at boot.
- */
-static int sched_fair_test_tg_init(struct kunit *test)
-{
-	u64 now = sched_clock_cpu(cpumask_first(cpu_active_mask));
-
-	if (now <= NSEC_PER_MSEC)
-		kunit_skip(test, "sched_clock is %llu ns, not yet past the 1 ms rate limit", now);
-	return 0;
-}
-#endif
-
 static struct kunit_suite sched_fair_tg_load_avg_suite = {
 	.name = "sched_fair_tg_load_avg",
-#if SFT_HAVE_RATE_LIMIT
-	.init = sched_fair_test_tg_init,
-#endif
 	.test_cases = sched_fair_tg_load_avg_cases,
 };
 
-#endif /* CONFIG_FAIR_GROUP_SCHED */
+kunit_test_suite(sched_fair_tg_load_avg_suite);
 
-/* ---- the root domain's overload indicator, set side ------------------ */
+#endif /* CONFIG_FAIR_GROUP_SCHED */
 
 /* A zeroed runqueue of our own, attached to a zeroed root domain. */
 static struct rq *sched_fair_test_rq(struct kunit *test)
@@ -436,6 +458,11 @@ static struct rq *sched_fair_test_rq(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, rq);
 	rq->rd = kunit_kzalloc(test, sizeof(*rq->rd), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rq->rd);
+#ifdef CONFIG_CPUMASK_OFFSTACK
+	/* An empty span, not a NULL one, for what reads it (a tracepoint's probe). */
+	rq->rd->span = kunit_kzalloc(test, cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rq->rd->span);
+#endif
 	/* A housekeeping CPU: no NO_HZ_FULL tick dependency is touched. */
 	rq->cpu = cpumask_first_and(housekeeping_cpumask(HK_TYPE_TICK), cpu_online_mask);
 	return rq;
@@ -498,8 +525,6 @@ static struct kunit_suite sched_fair_overload_set_suite = {
 	.test_cases = sched_fair_overload_set_cases,
 };
 
-/* ---- the root domain's overload indicator, recompute side ------------- */
-
 /*
  * A fake domain, root or child, and its groups, plus a runqueue of our
  * own whose root domain the statistics pass writes. The local group's
@@ -514,7 +539,7 @@ struct sched_fair_test_lb {
 };
 
 static struct sched_fair_test_lb *
-sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
+sched_fair_test_domain(struct kunit *test, bool root, int dst_cpu)
 {
 	struct sched_fair_test_lb *lb = kunit_kzalloc(test, sizeof(*lb), GFP_KERNEL);
 	struct sched_domain *parent;
@@ -526,11 +551,10 @@ sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
 	KUNIT_ASSERT_NOT_NULL(test, lb->sd);
 	KUNIT_ASSERT_NOT_NULL(test, cpus);
 	lb->dst_rq = sched_fair_test_rq(test);
-	lb->sd->flags = flags;
 	lb->sd->imbalance_pct = 117;
 	if (!root) {
 		/* Any parent makes this a child domain. */
-		parent = kunit_kzalloc(test, sizeof(*parent) + cpumask_size(), GFP_KERNEL);
+		parent = kunit_kzalloc(test, sizeof(*parent), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, parent);
 		/* Not yet seen by any reader: no barrier needed. */
 		RCU_INIT_POINTER(lb->sd->parent, parent);
@@ -545,9 +569,9 @@ sched_fair_test_domain(struct kunit *test, bool root, int flags, int dst_cpu)
 	return lb;
 }
 
-/* Append a group of CPU @cpu, and of @cpu2 unless it is negative. */
+/* Append a group of the CPUs of @span, the first of them its asym_prefer_cpu. */
 static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb *lb,
-				  int cpu, int cpu2)
+				  const struct cpumask *span)
 {
 	struct sched_group *sg = kunit_kzalloc(test, sizeof(*sg) + cpumask_size(), GFP_KERNEL);
 	struct sched_group *last;
@@ -556,12 +580,10 @@ static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb 
 	KUNIT_ASSERT_NOT_NULL(test, sg);
 	sg->sgc = kunit_kzalloc(test, sizeof(*sg->sgc) + cpumask_size(), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, sg->sgc);
-	cpumask_set_cpu(cpu, sched_group_span(sg));
-	if (cpu2 >= 0)
-		cpumask_set_cpu(cpu2, sched_group_span(sg));
-	cpumask_copy(group_balance_mask(sg), sched_group_span(sg));
-	sg->group_weight = cpumask_weight(sched_group_span(sg));
-	sg->asym_prefer_cpu = cpu;
+	cpumask_copy(sched_group_span(sg), span);
+	cpumask_copy(group_balance_mask(sg), span);
+	sg->group_weight = cpumask_weight(span);
+	sg->asym_prefer_cpu = cpumask_first(span);
 	sg->sgc->capacity = SCHED_CAPACITY_SCALE * sg->group_weight;
 	sg->sgc->min_capacity = SCHED_CAPACITY_SCALE;
 	sg->sgc->max_capacity = SCHED_CAPACITY_SCALE;
@@ -593,9 +615,9 @@ static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb 
 static bool sched_fair_test_empty_pass(struct kunit *test, bool root, bool flag)
 {
 	int cpu = cpumask_first(cpu_active_mask);
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, 0, cpu);
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, cpu);
 
-	sched_fair_test_group(test, lb, cpu, -1);
+	sched_fair_test_group(test, lb, cpumask_of(cpu));
 	cpumask_clear(lb->env.cpus);
 	set_rd_overloaded(lb->dst_rq->rd, flag);
 	init_sd_lb_stats(&lb->sds);
@@ -628,9 +650,6 @@ static struct kunit_suite sched_fair_overload_clear_suite = {
 	.test_cases = sched_fair_overload_clear_cases,
 };
 
-#ifdef CONFIG_FAIR_GROUP_SCHED
-kunit_test_suite(sched_fair_tg_load_avg_suite);
-#endif
 kunit_test_suites(&sched_fair_overload_set_suite, &sched_fair_overload_clear_suite);
 
 #endif

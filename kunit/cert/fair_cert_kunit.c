@@ -493,6 +493,18 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 	return get_rd_overloaded(lb->dst_rq->rd);
 }
 
+/* A group of CPUs @a and @b, @a its asym_prefer_cpu. */
+static void sched_fair_test_group_of_two(struct kunit *test, struct sched_fair_test_lb *lb,
+					 int a, int b)
+{
+	struct cpumask *span = kunit_kzalloc(test, cpumask_size(), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, span);
+	cpumask_set_cpu(a, span);
+	cpumask_set_cpu(b, span);
+	sched_fair_test_group(test, lb, span);
+}
+
 /*
  * A domain, root or child, with @flags, of two one-CPU groups, the local
  * group first: {A} then {B}, or {B} then {A} with @b_local. B holds @nr_b
@@ -504,10 +516,11 @@ static bool sched_fair_test_two_groups(struct kunit *test, bool root, int flags,
 {
 	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
 	int local = b_local ? b : a, other = b_local ? a : b;
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, flags, local);
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, local);
 
-	sched_fair_test_group(test, lb, local, -1);
-	sched_fair_test_group(test, lb, other, -1);
+	lb->sd->flags = flags;
+	sched_fair_test_group(test, lb, cpumask_of(local));
+	sched_fair_test_group(test, lb, cpumask_of(other));
 	sched_fair_test_load(test, nr_b);
 	return sched_fair_test_pass(test, lb, 1, nr_b, misfit, flag, NULL, NULL);
 }
@@ -537,10 +550,10 @@ static void sched_fair_test_root_sets_for_local_group(struct kunit *test)
 static void sched_fair_test_one_task_per_cpu_not_overloaded(struct kunit *test)
 {
 	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
-	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, 0, a);
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, a);
 	bool overloaded;
 
-	sched_fair_test_group(test, lb, a, b);
+	sched_fair_test_group_of_two(test, lb, a, b);
 	sched_fair_test_load(test, 1);
 	overloaded = sched_fair_test_pass(test, lb, 1, 1, 0, true, NULL, NULL);
 
@@ -1099,15 +1112,15 @@ static void sched_fair_test_recompute_domain(struct sched_fair_test_check *c,
 	int idle, misfit, flag, mark[2];
 	char input[112];
 
-	lb = sched_fair_test_domain(c->test, root, asym ? SD_ASYM_CPUCAPACITY : 0,
-				    dst_b ? b : a);
+	lb = sched_fair_test_domain(c->test, root, dst_b ? b : a);
+	lb->sd->flags = asym ? SD_ASYM_CPUCAPACITY : 0;
 	lb->dst_rq = dst_rq;
 	lb->env.dst_rq = dst_rq;
 	if (layout == SFT_GROUPS_ONE) {
-		sched_fair_test_group(c->test, lb, a, b);
+		sched_fair_test_group_of_two(c->test, lb, a, b);
 	} else {
-		sched_fair_test_group(c->test, lb, layout == SFT_GROUPS_AB ? a : b, -1);
-		sched_fair_test_group(c->test, lb, layout == SFT_GROUPS_AB ? b : a, -1);
+		sched_fair_test_group(c->test, lb, cpumask_of(layout == SFT_GROUPS_AB ? a : b));
+		sched_fair_test_group(c->test, lb, cpumask_of(layout == SFT_GROUPS_AB ? b : a));
 	}
 	if (b_out)
 		cpumask_clear_cpu(b, lb->env.cpus);

@@ -108,14 +108,14 @@ for prog in $progs; do
 	if ! wait_for $WAIT_CHANGE changed; then
 		kill_session "$session"
 		wait "$pid" 2>/dev/null
-		echo "    ok $i $case # SKIP $prog changed nothing the snapshot covers in $((WAIT_CHANGE / 10)) s"
+		echo "    ok $i $case # SKIP precondition: $prog changed nothing the snapshot covers in $((WAIT_CHANGE / 10)) s"
 		continue
 	fi
 	what=$d
 	kill_session "$session"
 	wait "$pid" 2>/dev/null
 	if [ "$killed" = 0 ]; then
-		echo "    ok $i $case # SKIP $prog ended before it could be killed"
+		echo "    ok $i $case # SKIP precondition: $prog ended before it could be killed"
 		wait_for $WAIT_UNDO unchanged || guest_state restore
 		continue
 	fi
