@@ -29,9 +29,12 @@ log (logs_from_job): the console is every line the target printed, the
 guest's log the part from its first 'sfp-begin:' line to 'sfp-done'.
 
 Traps met here: the console reaches LAVA with '\\r\\r\\n' line ends, and a
-pattern is tried as text arrives, so a case name is matched only up to
-the white space that ends it, never up to a newline; a monitor reads the
-connection of its own namespace.
+pattern is tried as text arrives, so it must end at the line's end; a
+monitor reads the connection of its own namespace; a monitor waits for
+its start and for each next line no longer than the connection timeout
+(from 2023.02; before, the boot action's), so every one of these is the
+boot's timeout, since a guest program's cases come when it ends; LAVA
+keeps a case only under its sanitized name (case_name) from 2023.02.
 """
 from __future__ import annotations
 
@@ -133,6 +136,8 @@ def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeou
     t["job_name"] = name
     t["timeouts"]["job"]["seconds"] = timeout_s + 120
     t["timeouts"]["action"]["seconds"] = timeout_s
+    t["timeouts"]["connection"]["seconds"] = timeout_s
+    t["timeouts"]["connections"]["lava-test-monitor"]["seconds"] = timeout_s
     actions = []
     for a in t["actions"]:
         kind, body = next(iter(a.items()))
@@ -140,11 +145,13 @@ def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeou
             body["images"]["kernel"].update(image_arg=f'-kernel {{kernel}} -append "{append}"',
                                             url=kernel_url)
             body["images"]["initrd"]["url"] = initrd_url
-        elif kind == "test":
+        elif kind == "boot":
+            body["timeout"]["seconds"] = timeout_s
+        if kind == "test":
             body["timeout"]["seconds"] = timeout_s
             if not guest_port:
                 body["namespace"] = "vm"
-        elif body["namespace"] == "guest" and not guest_port:
+        if kind == "boot" and body["namespace"] == "guest" and not guest_port:
             continue
         actions.append(a)
     t["actions"] = actions
@@ -301,28 +308,45 @@ def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path)
     return len(lines)
 
 
+def case_name(name: str) -> str:
+    """A test case's name as LAVA records it: lower case, each run of
+    other characters than letters, digits and '_' made one '_' (its
+    monitors do this; from 2023.02 the name as printed is not kept)."""
+    return re.sub(r"\W+", "_", name.strip().lower())
+
+
 def disagreements(lava: list[tuple[str, str, str]],
                   logs: list[tuple[str, str, str]]) -> list[str]:
-    """Where LAVA's records (definition, SUITE.CASE, result) and the cases
-    the host's parser read from the same boot's logs (source, SUITE.CASE,
-    result) disagree, case by case; nothing when they agree. Results are
-    pass, fail or skip; a case the parser found crashed is a fail."""
+    """Where LAVA's records (definition, case, result) and the cases the
+    host's parser read from the same boot's logs (source, SUITE.CASE,
+    result) disagree, case by case, by the name LAVA gives a case
+    (case_name); nothing when they agree. Results are pass, fail or
+    skip; a case the parser found crashed is a fail."""
+    def verdict(result: str) -> str:
+        return {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
+
     want: dict[tuple[str, str], str] = {}
-    for source, name, result in logs:
-        want[(source, name)] = {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
-    got: dict[tuple[str, str], str] = {}
+    shown: dict[tuple[str, str], str] = {}
     out = []
+    for source, name, result in logs:
+        key = (source, case_name(name))
+        if key in want:
+            out.append(f"{source} {name} and {shown[key]} are one case to LAVA ({key[1]})")
+        want[key], shown[key] = verdict(result), name
+    got: dict[tuple[str, str], str] = {}
     for definition, name, result in lava:
-        key = (definition, name)
+        key = (definition, case_name(name))
         if key in got:
             out.append(f"LAVA recorded {definition} {name} twice")
-        got[key] = {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
+        got[key] = verdict(result)
+        shown.setdefault(key, name)
     for key, result in want.items():
         if key not in got:
-            out.append(f"LAVA has no record of {key[0]} {key[1]} (the logs: {result})")
+            out.append(f"LAVA has no record of {key[0]} {shown[key]} (the logs: {result})")
         elif got[key] != result:
-            out.append(f"LAVA recorded {key[0]} {key[1]} as {got[key]}, the logs have {result}")
-    out += [f"LAVA recorded {k[0]} {k[1]}, which the logs do not hold"
+            out.append(f"LAVA recorded {key[0]} {shown[key]} as {got[key]}, the logs have "
+                       f"{result}")
+    out += [f"LAVA recorded {k[0]} {shown[k]}, which the logs do not hold"
             for k in got if k not in want]
     return out
 

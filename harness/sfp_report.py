@@ -197,6 +197,12 @@ def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]]) -> list[st
     logs = [(c.source, c.name, c.status) for source, suite, path in inputs
             for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
             if not c.test.startswith("(")]
+    # The guest adds a failed PROGRAM.exit_status for a non-zero exit.
+    rc = lava.parent.parent / "guest-rc.tsv"
+    for line in (_read(rc).splitlines() if rc.is_file() else []):
+        name, _, status = line.partition("\t")
+        if status not in ("0", ""):
+            logs.append(("guest", f"{name}.exit_status", "FAIL"))
     recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)]
     return [f"lava\trecords\t{i + 1}\tFAIL\t{d}\n"
             for i, d in enumerate(sfp_lava.disagreements(recorded, logs))]

@@ -86,6 +86,15 @@ class Definitions(unittest.TestCase):
                           "sfp-case: ok a.b\r"):
                 self.assertIsNone(re.search(pat, other))
 
+    def test_every_wait_is_the_boots(self):
+        # A guest program's cases come when it ends: no monitor may give
+        # up sooner than the boot's timeout.
+        j = sfp_lava.job("t", "/k/bzImage", "/k/initrd", "console=ttyS0", 600)
+        self.assertEqual(j["timeouts"]["connection"], {"seconds": 600})
+        self.assertEqual(j["timeouts"]["connections"], {"lava-test-monitor": {"seconds": 600}})
+        self.assertEqual({a["boot"]["timeout"]["seconds"] for a in j["actions"] if "boot" in a},
+                         {600})
+
     def test_device(self):
         opts = sfp_lava.qemu_options(["-smp", "4"], "/l/console.log", "/l/guest.log")
         self.assertIn("stdio,id=con,signal=off,logfile=/l/console.log", opts)
@@ -148,6 +157,14 @@ class Records(unittest.TestCase):
                                                 self.LOGS[1:]),
                          ["LAVA recorded kunit sched_fair_model.model_tg_side twice",
                           "LAVA recorded guest x.y, which the logs do not hold"])
+        # From LAVA 2023.02 a record keeps only LAVA's own name of a case.
+        bare = [(d, sfp_lava.case_name(n), r.lower()) for d, n, r in self.LOGS]
+        self.assertEqual(bare[0], ("kunit", "sched_fair_model_model_set_side", "pass"))
+        self.assertEqual(sfp_lava.disagreements(bare, self.LOGS), [])
+        self.assertEqual(sfp_lava.disagreements([], [("kunit", "a.b_c", "PASS"),
+                                                     ("kunit", "a_b.c", "PASS")]),
+                         ["kunit a_b.c and a.b_c are one case to LAVA (a_b_c)",
+                          "LAVA has no record of kunit a_b.c (the logs: pass)"])
         # a case kunit.py found crashed is a fail
         self.assertEqual(sfp_lava.disagreements([("kunit", "a.b", "fail")],
                                                 [("kunit", "a.b", "ERROR")]), [])

@@ -11,42 +11,57 @@
 # PROGRAM, and a case of the 6.1 kselftest harness printed without its
 # name ('ok N # SKIP reason') takes the name of the '#  RUN  NAME ...'
 # line before it. These are the names and results the host's parser
-# (kunit.py parse, harness/sfp_report.py) gives the same stream.
+# (kunit.py parse, harness/sfp_report.py) gives the same stream. A test
+# whose nested cases are fewer than its plan ('1..N') promised adds a
+# failed case SUITE.missing_M_of_N.
 
-function result(s, line,    depth, rest, ok, name, dir, st, i, p) {
+function result(s, line,    depth, rest, ok, name, st, i, p, miss) {
 	match(line, /^ */)
 	depth = int(RLENGTH / 4)
 	rest = substr(line, RLENGTH + 1)
 	if (rest !~ /^(not ok|ok) [0-9]+/)
 		return
 	ok = (rest ~ /^ok/)
-	sub(/^(not ok|ok) [0-9]+ ?/, "", rest)
-	sub(/^- /, "", rest)
-	name = rest
-	dir = ""
-	p = index(rest, " # ")
-	if (substr(rest, 1, 2) == "# ") {
+	sub(/^(not ok|ok) [0-9]+/, "", rest)
+	# As kunit.py reads a result line: ' # SKIP' (in capitals) makes
+	# a skip, whether ok or not ok; any other '#' must start ' # '.
+	if (rest ~ /^ # SKIP/ || substr(rest, 1, 7) == "# SKIP") {
 		name = ""
-		dir = substr(rest, 3)
-	} else if (p) {
+		st = "skip"
+	} else if ((p = index(rest, " # SKIP")) > 0) {
 		name = substr(rest, 1, p - 1)
-		dir = substr(rest, p + 3)
+		st = "skip"
+	} else {
+		name = rest
+		if ((p = index(rest, " # ")) > 0)
+			name = substr(rest, 1, p - 1)
+		if (name ~ /#/)
+			return
+		st = ok ? "pass" : "fail"
 	}
+	sub(/^ /, "", name)
+	sub(/^- /, "", name)
 	if (name == "" && run[s] != "")
 		name = run[s]
+	run[s] = ""
 	if (name == "")
 		name = "(unnamed)"
-	st = ok ? "pass" : "fail"
-	if (ok && toupper(substr(dir, 1, 4)) == "SKIP")
-		st = "skip"
-	# A test with cases nested under it is their suite, not a case.
-	if (npend[s, depth + 1] > 0) {
+	# A test with cases nested under it is their suite, not a case;
+	# fewer cases than its plan promised is a failure of its own.
+	if (npend[s, depth + 1] > 0 || seen[s, depth + 1] > 0) {
 		for (i = 1; i <= npend[s, depth + 1]; i++)
 			print "sfp-case: " pend[s, depth + 1, i, "st"] " " name "." \
 				pend[s, depth + 1, i, "name"]
+		miss = plan[s, depth + 1] - seen[s, depth + 1]
+		if (plan[s, depth + 1] != "" && miss > 0)
+			print "sfp-case: fail " name ".missing_" miss "_of_" plan[s, depth + 1]
 		npend[s, depth + 1] = 0
+		seen[s, depth + 1] = 0
+		plan[s, depth + 1] = ""
+		seen[s, depth]++
 		return
 	}
+	seen[s, depth]++
 	if (depth == 0) {
 		print "sfp-case: " st " " sname[s] "." name
 		return
@@ -73,6 +88,14 @@ function line_of(s, line,    rest) {
 		rest = line
 		sub(/^ *# Subtest: /, "", rest)
 		sub_name[s, int(RLENGTH / 4)] = rest
+		return
+	}
+	if (line ~ /^ *1\.\.[0-9]+$/) {
+		match(line, /^ */)
+		rest = line
+		sub(/^ *1\.\./, "", rest)
+		if (RLENGTH > 0)
+			plan[s, int(RLENGTH / 4)] = rest + 0
 		return
 	}
 	if (line ~ /^#  RUN  +[^ ]+ \.\.\.$/) {
