@@ -167,6 +167,65 @@ def devices(n: int, device_type: str = DEVICE_TYPE) -> list[str]:
     return [f"{device_type}-{i:02d}" for i in range(1, n + 1)]
 
 
+MARK = "sched-fastpath lab"
+
+
+def _device_file(dtype: str, dev: str) -> str:
+    """The device dictionary sfp lab writes for DEV of type DTYPE."""
+    return (f"{{# {MARK} #}}\n{{% extends '{dtype}.jinja2' %}}\n"
+            f"{{% set device_dir = '{DEVICE_ROOT / dev}' %}}\n")
+
+
+def _ours(path: pathlib.Path, *ok: str) -> bool:
+    """PATH is absent, carries the lab's mark, or is one of OK."""
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return True
+    return MARK in text or text in ok
+
+
+def _cmdlines() -> dict[int, str]:
+    out = {}
+    for d in pathlib.Path("/proc").glob("[0-9]*"):
+        try:
+            out[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
+    """What on this machine belongs to a LAVA instance this lab did not
+    make, and which `sfp lab up` would touch: its services running, or a
+    file of etc (settings, device dictionaries) not written by the lab."""
+    mine = set()
+    for name in ("gunicorn", "scheduler", "worker", "images"):
+        try:
+            mine.add(int((lab / f"{name}.pid").read_text()))
+        except (FileNotFoundError, ValueError):
+            pass
+    out = []
+    for pid, cmd in sorted(_cmdlines().items()):
+        if pid not in mine and re.search(r"lava_server\.wsgi|lava-scheduler|lava-worker "
+                                         r"|lava-server-gunicorn", cmd + " "):
+            out.append(f"a LAVA service this lab did not start runs (pid {pid}: "
+                       f"{cmd.strip()[:60]})")
+    if not out and _server_up() and not _alive(lab / "gunicorn.pid"):
+        out.append(f"a LAVA server this lab did not start answers on {URL}")
+    settings = etc / "settings.d" / "50-sfp.yaml"
+    if not _ours(settings):
+        out.append(f"{settings} is not the lab's")
+    for dtype in (DEVICE_TYPE, STOCK_TYPE):
+        for dev in devices(n, dtype):
+            f = etc / "dispatcher-config" / "devices" / f"{dev}.jinja2"
+            old = f"{{% extends '{dtype}.jinja2' %}}\n{{% set device_dir = '{DEVICE_ROOT / dev}' %}}\n"
+            if not _ours(f, old):
+                out.append(f"the device {dev} ({f}) is not the lab's")
+    return out
+
+
 def up(lab: pathlib.Path, n: int, say=print) -> None:
     if os.geteuid() != 0:
         raise LabError("the lab runs LAVA's services, which needs root")
@@ -176,6 +235,10 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
                        f"{' '.join(missing)})")
     if not 1 <= n <= 16:
         raise LabError("-n wants 1 to 16 devices")
+    theirs = foreign(lab, n)
+    if theirs:
+        raise LabError(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
+                       f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
     # PostgreSQL: start every cluster that is down.
     for line in _run("pg_lsclusters", "--no-header").splitlines():
@@ -240,7 +303,7 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
         d = DEVICE_ROOT / dev
         d.mkdir(parents=True, exist_ok=True)
         (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
-            f"{{% extends '{dtype}.jinja2' %}}\n{{% set device_dir = '{d}' %}}\n")
+            _device_file(dtype, dev))
         if dev not in have.split():
             _run("lava-server", "manage", "devices", "add", "--device-type", dtype,
                  "--worker", WORKER, dev)

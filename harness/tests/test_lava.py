@@ -428,6 +428,46 @@ class Schema(unittest.TestCase):
             self.schemas.validate(bad)
 
 
+class SafeLab(unittest.TestCase):
+    """sfp lab up leaves a LAVA instance it did not make alone: it
+    refuses, naming what it found, before it changes anything."""
+
+    def setUp(self):
+        import sfp_lab
+        self.lab = sfp_lab
+        self.d = pathlib.Path(tempfile.mkdtemp())
+        self.etc = self.d / "etc"
+        (self.etc / "settings.d").mkdir(parents=True)
+        (self.etc / "dispatcher-config" / "devices").mkdir(parents=True)
+        self.saved = (sfp_lab._cmdlines, sfp_lab._server_up)
+        sfp_lab._cmdlines = lambda: {1: "/sbin/init", 4242: "lava-worker --name w1 --url x"}
+        sfp_lab._server_up = lambda timeout=0.0: False
+
+    def tearDown(self):
+        self.lab._cmdlines, self.lab._server_up = self.saved
+        shutil.rmtree(self.d)
+
+    def test_foreign_instance_found(self):
+        dev = self.etc / "dispatcher-config" / "devices" / "qemu-01.jinja2"
+        dev.write_text("{% extends 'qemu.jinja2' %}\n{% set netdevice = 'tap' %}\n")
+        found = self.lab.foreign(self.d / "lab", 2, self.etc)
+        self.assertEqual(found[0], "a LAVA service this lab did not start runs (pid 4242: "
+                                   "lava-worker --name w1 --url x)")
+        self.assertEqual(found[1], f"the device qemu-01 ({dev}) is not the lab's")
+        self.assertEqual(len(found), 2)
+
+    def test_own_lab_is_not_foreign(self):
+        (self.d / "lab").mkdir()
+        (self.d / "lab" / "worker.pid").write_text("4242")
+        for dtype in ("sfp-qemu", "qemu"):
+            for dev in self.lab.devices(2, dtype):
+                (self.etc / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
+                    self.lab._device_file(dtype, dev))
+        (self.etc / "settings.d" / "50-sfp.yaml").write_text(
+            "# sched-fastpath lab: the job context variable of its device type\n")
+        self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc), [])
+
+
 class Targets(unittest.TestCase):
     """LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL."""
 
