@@ -125,5 +125,59 @@ class Boot(unittest.TestCase):
         self.assertEqual((self.t / "log" / "guest.log").read_text().count("sfp-begin"), 1)
 
 
+class TcgArtefact(unittest.TestCase):
+    """A kernel int3 oops under multi-threaded TCG is booted once more."""
+
+    def test_signature(self):
+        import sfp_boot
+        with tempfile.TemporaryDirectory() as t:
+            c = pathlib.Path(t) / "console.log"
+            c.write_text("rd 0-3: CPUs do not have asymmetric capacities\n"
+                         "int3: 0000 [#1] PREEMPT SMP\n"
+                         "RIP: 0010:try_to_wake_up+0x271/0x500\n")
+            self.assertTrue(sfp_boot.tcg_breakpoint_artefact(c, "tcg", 4))
+            self.assertFalse(sfp_boot.tcg_breakpoint_artefact(c, "tcg", 1))
+            self.assertFalse(sfp_boot.tcg_breakpoint_artefact(c, "kvm", 4))
+            c.write_text("invalid opcode: 0000 [#1] PREEMPT SMP\n"
+                         "kernel BUG at kernel/sched/fair.c:100!\n")
+            self.assertFalse(sfp_boot.tcg_breakpoint_artefact(c, "tcg", 4))
+
+    def boot_with(self, consoles):
+        """boot() with a backend whose Nth boot prints CONSOLES[N]."""
+        import sfp_boot
+        import sfp_data
+        calls = []
+
+        class Fake:
+            def run(self, req, machine, cmdline, seconds, console, guest):
+                console.write_text(consoles[len(calls)])
+                guest.write_text("sfp-done\n")
+                calls.append(1)
+                return sfp_boot.Ended("off")
+        with tempfile.TemporaryDirectory() as t:
+            d = pathlib.Path(t)
+            for f in ("k", "i"):
+                (d / f).write_bytes(b"x")
+            req = sfp_boot.BootRequest(kernel=d / "k", initrd=d / "i", logdir=d / "logs")
+            saved, sfp_boot.backend = sfp_boot.backend, lambda name: Fake()
+            try:
+                problem = sfp_boot.boot(req, sfp_data.load(), lambda m: None)
+            finally:
+                sfp_boot.backend = saved
+            return (problem, len(calls), (d / "logs" / "boot.info").read_text(),
+                    (d / "logs" / "console.artefact.log").exists())
+
+    def test_booted_once_more(self):
+        oops = ("int3: 0000 [#1] PREEMPT SMP\nRIP: 0010:try_to_wake_up+0x271/0x500\n"
+                "Call Trace:\n")
+        problem, n, info, kept = self.boot_with([oops, "sfp: guest up\n"])
+        self.assertEqual((problem, n, kept), ("", 2, True))
+        self.assertIn("retried=tcg-int3", info)
+        # Twice in a row: the second boot's oops is the verdict.
+        problem, n, info, _ = self.boot_with([oops, oops])
+        self.assertEqual(n, 2)
+        self.assertIn("kernel reported", problem)
+
+
 if __name__ == "__main__":
     unittest.main()
