@@ -7,7 +7,7 @@ packages install (there is no systemd here to start them): PostgreSQL,
 the server under gunicorn on 127.0.0.1:8000, the scheduler and one
 lava-worker, and registers a user, the worker, the device type sfp-qemu
 (harness/lava/sfp-qemu.jinja2) and devices sfp-qemu-01..N. Its state is
-in LAB (default $BUILD/../lab): pid files, logs, the lavacli identity's
+in LAB (default $BUILD/lab): pid files, logs, the lavacli identity's
 token. `sfp lab down` stops the processes it started. A job is the same
 definition `lava-run` takes, with device_type sfp-qemu and the QEMU
 options in its context; the job's context sfp_dir names the directory

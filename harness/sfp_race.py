@@ -22,8 +22,8 @@ sfp run.
    (scripts/guest/sched_debug_race.sh). An oops ends a boot (oops=panic);
    the table counts them.
 
-Output: $BUILD/race/report.md (the tables) and every boot's console log
-under $BUILD/race/. Exit status 1 if the lockdep check does not behave as
+Output: $BUILD/LINE/race/report.md (the tables) and every boot's console log
+under $BUILD/LINE/race/. Exit status 1 if the lockdep check does not behave as
 stated or the fixed kernel oopses.
 """
 from __future__ import annotations

@@ -9,8 +9,8 @@ before anything is touched: the kind and topology records, the numbers
 (sfp_env.validate), the files it names, the tree, the name. Its stages,
 each timed into LOGDIR/stage-times.tsv:
 
-  tree   sfp_prepare (sfp prepare --help) makes or reuses $BUILD/tree; with -r the
-         ref is checked out in the git worktree $BUILD/wt/NAME/tree and
+  tree   sfp_prepare (sfp prepare --help) makes or reuses $BUILD/LINE/tree; with -r the
+         ref is checked out in the git worktree $BUILD/LINE/wt/NAME/tree and
          the -p patches applied there
   build  sfp_build (sfp build-kernel --help) with the fragments (-F, else
          the kind's, else the defaults; then -f)
@@ -19,7 +19,7 @@ each timed into LOGDIR/stage-times.tsv:
   tests  sfp report (harness/sfp_report.py): the header of what was built
          from what, then every stream parsed, into LOGDIR/report.txt
 
-Without -t or -r the work tree $BUILD/tree is built as it is checked out
+Without -t or -r the work tree $BUILD/LINE/tree is built as it is checked out
 (a developer edits it and runs again: the build is incremental). A tree
 given with -t is only read. The last run's logs of a name are kept as
 NAME.prev; a log directory given with -l is the caller's and is emptied.

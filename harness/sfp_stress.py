@@ -15,7 +15,7 @@ sfp run (-n KIND: one worktree and build for both kernels).
 
 A splat on the console (lockdep, KASAN, UBSAN, WARNING:, BUG:, RCU
 stall, hung task, oops) fails the run and is printed; the logs stay in
-$BUILD/stress/KERNEL/. Baseline gets the series' kselftests (no KUnit),
+$BUILD/LINE/stress/KERNEL/. Baseline gets the series' kselftests (no KUnit),
 and exactly the cases that guard the two mechanisms must fail there
 (sfp.toml expect.baseline_fails, their programs' runner verdicts, and
 the stress phase's stress.root_tg_load_avg_zero and
@@ -24,8 +24,8 @@ stress.indicator_clear_after_stress); any other failure is a finding.
 With -N, each kernel is booted RUNS times (built by the first) and
 tallied: result, the newly-idle figures of both kselftest runs and the
 control's missed partner wakeups; run I's logs are in
-$BUILD/stress/KERNEL-I/. With -t or another -K the logs go to
-$BUILD/stress/KIND-TOPOLOGY/ instead of $BUILD/stress/.
+$BUILD/LINE/stress/KERNEL-I/. With -t or another -K the logs go to
+$BUILD/LINE/stress/KIND-TOPOLOGY/ instead of $BUILD/LINE/stress/.
 """
 from __future__ import annotations
 
