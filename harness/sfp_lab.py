@@ -344,20 +344,39 @@ class Submitted:
     seconds: float
 
 
-def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY) -> Submitted:
-    """Submit a job with lavacli, wait for it (at most TIMEOUT_S), show it."""
-    t0 = time.monotonic()
+# Job states of a LAVA server in which the job waits for a device.
+QUEUED = ("Submitted", "Scheduling", "Scheduled")
+
+
+def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 5.0,
+           say=print, clock=time.monotonic, sleep=time.sleep) -> Submitted:
+    """Submit a job with lavacli and wait until it finishes. The wait is
+    counted from the job's start, not its submission: a job queued on a
+    shared lab is never cancelled for waiting. One that runs TIMEOUT_S
+    past its start (the server's own job timeout is shorter) is
+    cancelled. Says every minute how long the job has been queued."""
+    t0 = clock()
     out = _run("lavacli", "-i", identity, "jobs", "submit", str(job)).strip()
     if not out.isdigit():
         raise LabError(f"lavacli jobs submit: {out}")
-    try:
-        subprocess.run(["lavacli", "-i", identity, "jobs", "wait", out], capture_output=True,
-                       timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
-    info = json.loads(_run("lavacli", "-i", identity, "jobs", "show", out, "--json"))
+    started, said = None, 0
+    while True:
+        info = json.loads(_run("lavacli", "-i", identity, "jobs", "show", out, "--json"))
+        state = info.get("state", "")
+        if state == "Finished":
+            break
+        now = clock()
+        if state in QUEUED:
+            if now - t0 >= 60 * (said + 1):
+                said = int((now - t0) // 60)
+                say(f"LAVA job {out}: {state.lower()} for {int(now - t0)} s")
+        elif started is None:
+            started = now
+        elif now - started > timeout_s and state != "Canceling":
+            _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+        sleep(poll)
     return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
-                     info.get("failure_comment") or "", time.monotonic() - t0)
+                     info.get("failure_comment") or "", clock() - t0)
 
 
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,

@@ -468,6 +468,46 @@ class SafeLab(unittest.TestCase):
         self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc), [])
 
 
+class Waiting(unittest.TestCase):
+    """A job's wait is counted from its start: a queued job is never
+    cancelled by the client; a running one past the timeout is."""
+
+    def run_states(self, states, timeout_s):
+        import sfp_lab
+        calls, now = [], [0.0]
+        seq = iter(states)
+
+        def fake_run(*cmd, check=True):
+            calls.append(cmd[4])
+            if cmd[4] == "submit":
+                return "7\n"
+            if cmd[4] == "show":
+                return json.dumps({"state": next(seq), "health": "Complete"})
+            return ""
+        saved = sfp_lab._run
+        sfp_lab._run = fake_run
+        try:
+            said = []
+            sub = sfp_lab.submit(pathlib.Path("job.yaml"), timeout_s, poll=30.0,
+                                 say=said.append, clock=lambda: now[0],
+                                 sleep=lambda s: now.__setitem__(0, now[0] + s))
+        finally:
+            sfp_lab._run = saved
+        return sub, calls, said
+
+    def test_queued_long_then_run(self):
+        # Queued for 10 minutes, against a 100 s timeout, then 60 s running.
+        sub, calls, said = self.run_states(["Submitted"] * 20 + ["Running"] * 3 + ["Finished"],
+                                           100)
+        self.assertNotIn("cancel", calls)
+        self.assertEqual(sub.job_id, "7")
+        self.assertEqual(said[0], "LAVA job 7: submitted for 60 s")
+
+    def test_running_past_the_timeout_is_cancelled(self):
+        sub, calls, _ = self.run_states(["Running"] * 6 + ["Canceling", "Finished"], 100)
+        self.assertEqual(calls.count("cancel"), 2)
+
+
 class Targets(unittest.TestCase):
     """LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL."""
 
