@@ -93,6 +93,16 @@ def _must(tree: pathlib.Path, *args: str) -> str:
     return r.stdout
 
 
+def _no_links(src: pathlib.Path, dst: pathlib.Path) -> list[str]:
+    """git clone --local hard-links objects, which fails across file
+    systems (a build directory on another disk than the cache): there it
+    copies them."""
+    try:
+        return [] if src.stat().st_dev == dst.stat().st_dev else ["--no-hardlinks"]
+    except OSError:
+        return ["--no-hardlinks"]
+
+
 def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) -> None:
     """Refuse when the file system holding WHERE has less than GIB GiB free."""
     if env.get("SFP_NO_SPACE_CHECK", "0") != "0":
@@ -265,7 +275,8 @@ class Preparer:
             cached = self.cache / f"base-{sfp_env.file_sha256(src.path)}.git"
         if cached and _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode == 0:
             self.say(f"checking out the source's 'base' from the cache {cached}")
-            _must(tmp.parent, "clone", "-q", "--local", "-b", "base", str(cached), str(tmp))
+            _must(tmp.parent, "clone", "-q", "--local", *_no_links(cached, tmp.parent), "-b",
+                  "base", str(cached), str(tmp))
             _must(tmp, "remote", "remove", "origin")
             return
         tmp.mkdir()
@@ -299,7 +310,8 @@ class Preparer:
         shutil.rmtree(new, ignore_errors=True)
         try:
             self.cache.mkdir(parents=True, exist_ok=True)
-            r = subprocess.run(["git", "clone", "-q", "--bare", "--local", str(tmp), str(new)],
+            r = subprocess.run(["git", "clone", "-q", "--bare", "--local",
+                                *_no_links(tmp, self.cache), str(tmp), str(new)],
                                capture_output=True, text=True, check=False)
             if r.returncode:
                 raise OSError((r.stderr.strip().splitlines() or ["git clone failed"])[0])
