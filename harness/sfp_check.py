@@ -161,9 +161,7 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
 
 
 def _device(path: pathlib.Path) -> int:
-    while not path.exists():
-        path = path.parent
-    return path.stat().st_dev
+    return sfp_run.existing(path).stat().st_dev
 
 
 class Check:

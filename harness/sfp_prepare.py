@@ -107,9 +107,7 @@ def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) ->
     """Refuse when the file system holding WHERE has less than GIB GiB free."""
     if env.get("SFP_NO_SPACE_CHECK", "0") != "0":
         return
-    d = where
-    while not d.exists():
-        d = d.parent
+    d = sfp_run.existing(where)
     have = sfp_run.free_gib(d)
     if have < gib:
         raise PrepareError(f"{what} needs about {gib} GiB free where {d} is; there are {have} "

@@ -25,7 +25,10 @@ words such as LINE stand for any name), every relative link, every
 """
 from __future__ import annotations
 
+import glob
+import pathlib
 import re
+import subprocess
 
 import sfp_benchlines
 import sfp_cost
@@ -233,7 +236,6 @@ _MAKE = re.compile(r"`make ([a-z][a-z0-9-]+)\b")
 def reference_docs(data: Data) -> list[str]:
     """The README and the reference pages (docs/, less the dated records
     of docs/records/)."""
-    import subprocess
     out = subprocess.run(["git", "-C", str(data.root), "ls-files", "README.md", "docs/*.md",
                           "sfp.toml"], capture_output=True, text=True, check=False).stdout.split()
     return sorted(f for f in out if not f.startswith("docs/records/")
@@ -241,7 +243,6 @@ def reference_docs(data: Data) -> list[str]:
 
 
 def _exists(root, here, path: str) -> bool:
-    import glob
     pat = re.sub(r"<[^>]*>|\{[^}]*\}|\b[A-Z][A-Z0-9_]*\b", "*", path.rstrip("/"))
     for base in (root, root / here):
         if "*" in pat:
@@ -257,7 +258,6 @@ def named(data: Data, docs: list[str] | None = None,
           subcommands: set[str] | None = None) -> tuple[list[str], int]:
     """Each path of the repository, `./sfp SUBCOMMAND` and `make TARGET`
     a reference doc names that does not exist; and how many were checked."""
-    import pathlib
     root = data.root
     docs = reference_docs(data) if docs is None else docs
     if targets is None:

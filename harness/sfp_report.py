@@ -190,19 +190,17 @@ def _write(path: pathlib.Path, text: str) -> None:
     path.write_text(text, encoding="latin-1")
 
 
-def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]]) -> list[str]:
+def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
+              done: list[GuestProgram]) -> list[str]:
     """LAVA's records of a boot (LAVA's lava-results.tsv), compared case by
     case with what kunit.py read from the same boot's streams (INPUTS,
-    before the guest's skip rule): a failed row for each disagreement."""
+    before the guest's skip rule) and the guest programs' exit statuses
+    (DONE): a failed row for each disagreement."""
     logs = [(c.source, c.name, c.status) for source, suite, path in inputs
             for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
             if not c.test.startswith("(")]
     # The guest adds a failed PROGRAM.exit_status for a non-zero exit.
-    rc = lava.parent.parent / "guest-rc.tsv"
-    for line in (_read(rc).splitlines() if rc.is_file() else []):
-        name, _, status = line.partition("\t")
-        if status not in ("0", ""):
-            logs.append(("guest", f"{name}.exit_status", "FAIL"))
+    logs += [("guest", f"{p.name}.exit_status", "FAIL") for p in done if p.rc not in ("0", "")]
     recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)]
     return [f"lava\trecords\t{i + 1}\tFAIL\t{d}\n"
             for i, d in enumerate(sfp_lava.disagreements(recorded, logs))]
@@ -241,6 +239,7 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
                          "console has no KTAP\n")
 
     guest_log = logdir / "guest.log"
+    done: list[GuestProgram] = []
     if guest_log.is_file():
         done, taps = split_guest(_read(guest_log))
         for name, tap in taps.items():
@@ -266,7 +265,7 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
                 extra.append(f"guest\t{p.name}\t(exit status)\tFAIL\texited with {p.rc}\n")
     lava = logdir / "lava" / "lava-results.tsv"
     if lava.is_file():
-        extra += lava_rows(lava, inputs)
+        extra += lava_rows(lava, inputs, done)
     _write(logdir / "extra.tsv", "".join(extra))
 
     info = logdir / "boot.info"

@@ -328,10 +328,15 @@ class _Tee:
             st.flush()
 
 
-def free_gib(path: pathlib.Path) -> int:
+def existing(path: pathlib.Path) -> pathlib.Path:
+    """PATH, or its nearest parent that exists (the file system it will be on)."""
     while not path.exists():
         path = path.parent
-    return shutil.disk_usage(path).free // (1 << 30)
+    return path
+
+
+def free_gib(path: pathlib.Path) -> int:
+    return shutil.disk_usage(existing(path)).free // (1 << 30)
 
 
 class RunFailed(Exception):
