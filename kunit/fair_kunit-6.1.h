@@ -36,6 +36,13 @@
 #define SFT_SPEED_SLOW		/* no test speeds in 6.1's KUnit */
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked
 
+/*
+ * One update_sg_lb_stats() call for its group statistics alone: its
+ * last parameters here are int *sg_status.
+ */
+#define SFT_SG_LB_STATS(env, sds, sg, sgs)				\
+	update_sg_lb_stats(env, sds, sg, sgs, &(int){ 0 })
+
 #ifdef CONFIG_SMP
 
 /* The indicator's accessors of v6.10, which both tiers use. */

@@ -34,6 +34,13 @@
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked
 
+/*
+ * One update_sg_lb_stats() call for its group statistics alone: its
+ * last parameters here are bool *sg_overloaded and bool *sg_overutilized.
+ */
+#define SFT_SG_LB_STATS(env, sds, sg, sgs)				\
+	update_sg_lb_stats(env, sds, sg, sgs, &(bool){ false }, &(bool){ false })
+
 #ifdef CONFIG_SMP
 
 /* Run @fn(@ctx) when the case ends, pass or fail; at once on error. */

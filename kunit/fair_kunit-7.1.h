@@ -38,6 +38,13 @@
 #define SFT_SPEED_SLOW		.attr.speed = KUNIT_SPEED_SLOW
 #define SFT_NOHZ_HAS_BLOCKED	has_blocked_load
 
+/*
+ * One update_sg_lb_stats() call for its group statistics alone: its
+ * last parameters here are bool *sg_overloaded.
+ */
+#define SFT_SG_LB_STATS(env, sds, sg, sgs)				\
+	update_sg_lb_stats(env, sds, sg, sgs, &(bool){ false })
+
 /* Run @fn(@ctx) when the case ends, pass or fail; at once on error. */
 static int sched_fair_test_defer(struct kunit *test, void (*fn)(void *), void *ctx)
 {

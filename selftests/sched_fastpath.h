@@ -441,6 +441,55 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
 }
 
 /*
+ * Read CPU @cpu's nr_running and current task in SCHED_DEBUG_FILE every
+ * 10 ms, for up to @seconds, until it is read idle (curr->pid 0) with
+ * nr_running 0. The two are read without the runqueue lock, so a task
+ * just woken can be read beside the idle task, but not at every read.
+ * Returns 1 if it was; 0 if it was read idle only with other counts
+ * (*@last: the last of them); 2 if it was never read idle; -errno.
+ */
+static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last)
+{
+	double end = sfp_now() + seconds;
+	char line[512], name[128];
+	long val, nr;
+	int ret = 2, c;
+	FILE *f;
+
+	do {
+		f = fopen(SCHED_DEBUG_FILE, "r");
+		if (!f)
+			return -errno;
+		c = -1;
+		nr = -1;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "cpu#", 4)) {
+				c = atoi(line + 4);
+				continue;
+			}
+			if (c != cpu || sscanf(line, " .%127s : %ld", name, &val) != 2)
+				continue;
+			if (!strcmp(name, "nr_running")) {
+				nr = val;
+			} else if (!strcmp(name, "curr->pid")) {
+				if (!val && !nr) {
+					fclose(f);
+					return 1;
+				}
+				if (!val) {
+					ret = 0;
+					*last = nr;
+				}
+				break;
+			}
+		}
+		fclose(f);
+		sfp_sleep(0.01);
+	} while (sfp_now() < end);
+	return ret;
+}
+
+/*
  * Per-CPU counters from /proc/schedstat that the newidle test needs. A
  * newly-idle balance walks the CPU's domains from the lowest level up,
  * each level counting its own lb_count: the lowest level's count is the

@@ -351,40 +351,59 @@ static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char
 	return !root_nonzero && tg_load > 0;
 }
 
-TEST_F(root_tg, throttled_child_group)
+/*
+ * Give the child group 10 ms in each 100 ms period, so that it is
+ * throttled and unthrottled every period, with a second runnable task of
+ * it on the first CPU (unthrottling puts two back), for SETTLE_S. A
+ * shorter period can overrun on a slow (debug, emulated) kernel, whose
+ * period timer then scales it up with a printk under cfs_b->lock.
+ * Returns the group's nr_throttled, 0 for a kernel without
+ * CONFIG_CFS_BANDWIDTH, -1 if the files cannot be used; *@hog is the new
+ * task, or 0.
+ */
+static long throttle_child(struct __test_metadata *_metadata, const char *cgroup, int cpu,
+			   pid_t *hog)
 {
-	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
-	const char *name = strrchr(self->cgroup, '/');
-	int i, n, root_nonzero = 0;
+	const char *name = strrchr(cgroup, '/');
 	char path[160], buf[512], *p;
 	long throttled = -1;
 
-	EXPECT_TRUE(!self->setup_error) {
-		TH_LOG("setup: %s", self->setup_error);
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/cpu.max", self->cgroup);
+	snprintf(path, sizeof(path), "%s/cpu.max", cgroup);
+	*hog = 0;
 	if (access(path, W_OK))
-		SKIP(return, "no %s (a kernel without CONFIG_CFS_BANDWIDTH)", path);
-	/*
-	 * 10 ms in each 100 ms period: throttled and unthrottled every period.
-	 * A shorter period can overrun on a slow (debug, emulated) kernel,
-	 * whose period timer then scales it up with a printk under cfs_b->lock.
-	 */
-	EXPECT_TRUE(!sfp_write_file(path, "10000 100000")) {
+		return 0;
+	if (sfp_write_file(path, "10000 100000")) {
 		TH_LOG("cannot write %s", path);
-		return;
+		return -1;
 	}
-	/* A second runnable task of the group on that CPU: unthrottling puts two back. */
-	self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[0], self->cgroup, sfp_hog, 0);
+	*hog = sfp_fork_pinned(cpu, cgroup, sfp_hog, 0);
 	sfp_sleep(SETTLE_S);
-	snprintf(path, sizeof(path), "%s/cpu.stat", self->cgroup);
+	snprintf(path, sizeof(path), "%s/cpu.stat", cgroup);
 	if (!sfp_read_file(path, buf, sizeof(buf))) {
 		p = strstr(buf, "nr_throttled ");
 		if (p)
 			throttled = strtol(p + strlen("nr_throttled "), NULL, 10);
 	}
 	TH_LOG("%s: throttled %ld times", name, throttled);
+	return throttled;
+}
+
+TEST_F(root_tg, throttled_child_group)
+{
+	static struct sfp_cfs_rq rqs[4 * SFP_MAX_CPUS];
+	const char *name = strrchr(self->cgroup, '/');
+	int i, n, root_nonzero = 0;
+	char path[160];
+	long throttled;
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	throttled = throttle_child(_metadata, self->cgroup, self->cpus[0],
+				   &self->hogs[self->nhogs++]);
+	if (!throttled)
+		SKIP(return, "no %s/cpu.max (a kernel without CONFIG_CFS_BANDWIDTH)", self->cgroup);
 	EXPECT_GT(throttled, 0) {
 		TH_LOG("the group was never throttled: bandwidth control untested");
 		return;
@@ -411,6 +430,45 @@ TEST_F(root_tg, throttled_child_group)
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(root_zero_group_loaded(_metadata, name))
 		TH_LOG("after %s was throttled: a root block written, or the group's not", name);
+}
+
+/*
+ * Each throttle takes the group's tasks out of their CPU's nr_running,
+ * which sets and clears the overload indicator, and each unthrottle puts
+ * them back: once every task of the test has exited, the first CPU, read
+ * idle in sched/debug, is read with nr_running 0 (an idle CPU with
+ * another count is one that was left wrong).
+ */
+TEST_F(root_tg, throttled_count_restored)
+{
+	long throttled, last = 0;
+	int r;
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	throttled = throttle_child(_metadata, self->cgroup, self->cpus[0],
+				   &self->hogs[self->nhogs++]);
+	if (!throttled)
+		SKIP(return, "no %s/cpu.max (a kernel without CONFIG_CFS_BANDWIDTH)", self->cgroup);
+	EXPECT_GT(throttled, 0) {
+		TH_LOG("the group was never throttled: bandwidth control untested");
+		return;
+	}
+	sfp_kill(self->hogs, self->nhogs);
+	self->nhogs = 0;
+	r = sfp_cpu_count_back_to_zero(self->cpus[0], SETTLE_S, &last);
+	EXPECT_LE(0, r)
+		TH_LOG("cannot read %s: %s", SCHED_DEBUG_FILE, strerror(-r));
+	if (r < 0)
+		return;
+	if (r == 2)
+		SKIP(return, "precondition: CPU %d was never read idle in %.1f s",
+		     self->cpus[0], SETTLE_S);
+	EXPECT_EQ(1, r)
+		TH_LOG("CPU %d, read idle, had nr_running %ld, never 0, %s",
+		       self->cpus[0], last, "after the throttled group's tasks exited");
 }
 
 /* A new session (so an autogroup of its own), then busy. */

@@ -75,6 +75,8 @@
 #include <linux/module.h>
 #include <linux/prandom.h>
 #include <linux/random.h>
+#include <linux/stop_machine.h>
+#include <uapi/linux/sched/types.h>
 
 #ifdef CONFIG_SMP
 
@@ -172,13 +174,14 @@ static void sched_fair_test_live_tg_add(struct kunit *test, struct sched_fair_te
 }
 
 /*
- * Start @fn on @cpu, in @g unless it is NULL; KUnit stops it when the
- * case ends, pass or fail.
+ * Start @fn(@data) on @cpu, in @g unless it is NULL; KUnit stops it when
+ * the case ends, pass or fail.
  */
 static struct task_struct *sched_fair_test_kthread_in(struct kunit *test, int (*fn)(void *),
-						      int cpu, struct sched_fair_test_live_tg *g)
+						      void *data, int cpu,
+						      struct sched_fair_test_live_tg *g)
 {
-	struct task_struct *t = kthread_create(fn, NULL, "kunit_sched/%d", cpu);
+	struct task_struct *t = kthread_create(fn, data, "kunit_sched/%d", cpu);
 
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(t), "could not create a kernel thread");
 	kthread_bind(t, cpu);
@@ -191,7 +194,7 @@ static struct task_struct *sched_fair_test_kthread_in(struct kunit *test, int (*
 
 static void sched_fair_test_kthread(struct kunit *test, int (*fn)(void *), int cpu)
 {
-	sched_fair_test_kthread_in(test, fn, cpu, NULL);
+	sched_fair_test_kthread_in(test, fn, NULL, cpu, NULL);
 }
 
 /* Always runnable: two of these make a CPU hold two tasks. */
@@ -439,22 +442,20 @@ static void sched_fair_test_load(struct kunit *test, int nr_b)
 #define SFT_PASS_WAIT_NS	(3 * NSEC_PER_SEC)
 
 /*
- * One update_sd_lb_stats() pass with the fake root domain's flag first
- * set to @flag, taken at a moment when CPU A holds exactly @nr_a tasks
- * and CPU B exactly @nr_b: both runqueue locks are held across the pass,
- * so the counts cannot change under it. Another task visiting either CPU
- * (a kworker, say) makes it try again. A's misfit_task_load reads
- * @misfit during the pass. With @w, @mark gets its counts from just
- * before the pass. Returns the flag after the pass.
+ * Call @fn(@ctx) at a moment when CPU A holds exactly @nr_a tasks and CPU
+ * B exactly @nr_b: both runqueue locks are held across the call, so the
+ * counts cannot change under it. Another task visiting either CPU (a
+ * kworker, say) makes it try again. A's misfit_task_load reads @misfit_a
+ * during the call, and B's @misfit_b.
  */
-static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *lb,
-				 unsigned int nr_a, unsigned int nr_b, unsigned long misfit,
-				 bool flag, struct sched_fair_test_watch *w, int mark[2])
+static void sched_fair_test_at(struct kunit *test, unsigned int nr_a, unsigned int nr_b,
+			       unsigned long misfit_a, unsigned long misfit_b,
+			       void (*fn)(void *ctx), void *ctx)
 {
 	struct rq *rq_a = cpu_rq(sched_fair_test_cpu_a());
 	struct rq *rq_b = cpu_rq(sched_fair_test_cpu_b());
 	unsigned int seen_a = 0, seen_b = 0;
-	unsigned long irqflags, saved;
+	unsigned long irqflags, saved_a, saved_b;
 	u64 end = ktime_get_ns() + SFT_PASS_WAIT_NS;
 	bool done = false;
 	int tries;
@@ -468,28 +469,70 @@ static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *
 		seen_b = rq_b->nr_running;
 		done = seen_a == nr_a && seen_b == nr_b;
 		if (done) {
-			saved = rq_a->misfit_task_load;
-			if (misfit != saved)
-				rq_a->misfit_task_load = misfit;
-			set_rd_overloaded(lb->dst_rq->rd, flag);
-			if (mark)
-				sched_fair_test_mark(w, mark);
-			init_sd_lb_stats(&lb->sds);
+			saved_a = rq_a->misfit_task_load;
+			saved_b = rq_b->misfit_task_load;
+			if (misfit_a != saved_a)
+				rq_a->misfit_task_load = misfit_a;
+			if (misfit_b != saved_b)
+				rq_b->misfit_task_load = misfit_b;
 			rcu_read_lock();
-			update_sd_lb_stats(&lb->env, &lb->sds);
+			fn(ctx);
 			rcu_read_unlock();
-			if (misfit != saved)
-				rq_a->misfit_task_load = saved;
+			if (misfit_a != saved_a)
+				rq_a->misfit_task_load = saved_a;
+			if (misfit_b != saved_b)
+				rq_b->misfit_task_load = saved_b;
 		}
 		double_rq_unlock(rq_a, rq_b);
 		local_irq_restore(irqflags);
 	}
-	/* The precondition, not the mechanism: say so and skip the case. */
+	/*
+	 * The precondition, not the mechanism: say so and skip the case;
+	 * unless a CPU counts more tasks than the system has, which is a
+	 * count gone wrong, not a busy CPU.
+	 */
+	KUNIT_ASSERT_LE_MSG(test, max(seen_a, seen_b), (unsigned int)nr_threads,
+			    "CPUs %d, %d count %u, %u tasks; the system has %d",
+			    cpu_of(rq_a), cpu_of(rq_b), seen_a, seen_b, nr_threads);
 	if (!done)
 		kunit_skip(test,
 			   "precondition: CPUs %d, %d never had %u, %u tasks (%d tries in %llu ms; last %u, %u)",
 			   cpu_of(rq_a), cpu_of(rq_b), nr_a, nr_b, tries,
 			   (unsigned long long)(SFT_PASS_WAIT_NS / NSEC_PER_MSEC), seen_a, seen_b);
+}
+
+struct sched_fair_test_pass_args {
+	struct sched_fair_test_lb *lb;
+	bool flag;
+	struct sched_fair_test_watch *w;
+	int *mark;
+};
+
+static void sched_fair_test_pass_locked(void *ctx)
+{
+	struct sched_fair_test_pass_args *p = ctx;
+
+	set_rd_overloaded(p->lb->dst_rq->rd, p->flag);
+	if (p->mark)
+		sched_fair_test_mark(p->w, p->mark);
+	init_sd_lb_stats(&p->lb->sds);
+	update_sd_lb_stats(&p->lb->env, &p->lb->sds);
+}
+
+/*
+ * One update_sd_lb_stats() pass with the fake root domain's flag first
+ * set to @flag, at a moment when CPU A holds exactly @nr_a tasks and CPU
+ * B exactly @nr_b (sched_fair_test_at()); A's misfit_task_load reads
+ * @misfit during the pass. With @w, @mark gets its counts from just
+ * before the pass. Returns the flag after the pass.
+ */
+static bool sched_fair_test_pass(struct kunit *test, struct sched_fair_test_lb *lb,
+				 unsigned int nr_a, unsigned int nr_b, unsigned long misfit,
+				 bool flag, struct sched_fair_test_watch *w, int mark[2])
+{
+	struct sched_fair_test_pass_args p = { .lb = lb, .flag = flag, .w = w, .mark = mark };
+
+	sched_fair_test_at(test, nr_a, nr_b, misfit, 0, sched_fair_test_pass_locked, &p);
 	return get_rd_overloaded(lb->dst_rq->rd);
 }
 
@@ -579,6 +622,8 @@ static void sched_fair_test_child_keeps_clear(struct kunit *test)
  * Misfit: root domain with @flags, groups {B} (local, idle) and {A}. A
  * runs one task, so only a misfit can make its group overloaded.
  */
+#define SFT_MISFIT_LOAD		100UL
+
 static bool sched_fair_test_misfit_pass(struct kunit *test, int flags,
 					unsigned long misfit, bool flag)
 {
@@ -609,6 +654,47 @@ static void sched_fair_test_misfit_needs_asym_capacity(struct kunit *test)
 			       "misfit_task_load counted on a domain without asymmetric capacity");
 }
 
+struct sched_fair_test_sg_args {
+	struct sched_fair_test_lb *lb;
+	struct sg_lb_stats sgs;
+};
+
+static void sched_fair_test_sg_stats_locked(void *ctx)
+{
+	struct sched_fair_test_sg_args *p = ctx;
+
+	SFT_SG_LB_STATS(&p->lb->env, &p->lb->sds, p->lb->sd->groups, &p->sgs);
+}
+
+/*
+ * Misfit, the group's own value: one group {A, B} on an asymmetric-capacity
+ * root domain, not the local group (no pass has chosen one), A and B one
+ * task each, A's misfit load twice B's. A group's misfit load is the
+ * largest of its CPUs' (the busiest-group choice compares it), not the
+ * last one read: A is read first.
+ */
+static void sched_fair_test_misfit_largest_kept(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_sg_args p = {};
+
+	if (sched_asym_cpucap_active())
+		kunit_skip(test, "asymmetric CPU capacity: misfit_task_load is live here");
+	p.lb = sched_fair_test_domain(test, true, a);
+	p.lb->sd->flags = SD_ASYM_CPUCAPACITY;
+	p.lb->env.idle = SFT_CPU_NOT_IDLE;
+	sched_fair_test_group_of_two(test, p.lb, a, b);
+	init_sd_lb_stats(&p.lb->sds);
+	sched_fair_test_load(test, 1);
+	sched_fair_test_at(test, 1, 1, 2 * SFT_MISFIT_LOAD, SFT_MISFIT_LOAD,
+			   sched_fair_test_sg_stats_locked, &p);
+
+	KUNIT_EXPECT_EQ_MSG(test, p.sgs.group_misfit_task_load, 2 * SFT_MISFIT_LOAD,
+			    "misfit loads %lu on CPU %d, then %lu on CPU %d: the group kept %lu",
+			    2 * SFT_MISFIT_LOAD, a, SFT_MISFIT_LOAD, b,
+			    p.sgs.group_misfit_task_load);
+}
+
 static struct kunit_case sched_fair_overload_recompute_cases[] = {
 	SFT_CASE(root_clears),
 	SFT_CASE(root_sets_for_remote_group),
@@ -619,6 +705,7 @@ static struct kunit_case sched_fair_overload_recompute_cases[] = {
 	SFT_CASE(misfit_sets),
 	SFT_CASE(misfit_zero_not_set),
 	SFT_CASE(misfit_needs_asym_capacity),
+	SFT_CASE(misfit_largest_kept),
 	{}
 };
 
@@ -634,6 +721,233 @@ static struct kunit_suite sched_fair_overload_recompute_suite = {
 	.name = "sched_fair_overload_recompute",
 	.init = sched_fair_test_two_cpus,
 	.test_cases = sched_fair_overload_recompute_cases,
+};
+
+/* ---- every class's enqueue counts its task: add_nr_running()'s callers -- */
+
+/*
+ * Each scheduling class that enqueues a task calls add_nr_running() for
+ * it (fair, RT, deadline and the stop class; sched_ext where built): the
+ * indicator is set from that count, as sched_fair_model checks on a fake
+ * runqueue. Here one task of a class runs on CPU B, and B's runqueue is
+ * read under its lock: whenever the task is queued there, nr_running
+ * counts it; and once it sleeps, B, seen idle, is seen with nr_running 0.
+ * A caller that passes no count, a wrong one or another runqueue leaves
+ * the count short while the task is queued, or off after it leaves.
+ */
+
+/* How long a case watches CPU B: three RT periods, as for the passes. */
+#define SFT_WATCH_NS		SFT_PASS_WAIT_NS
+/* Samples of B while the task is queued there. */
+#define SFT_QUEUED_SAMPLES	20
+
+/* Spins until *@stopping, then sleeps until the case ends. */
+static int sched_fair_test_spin_until(void *stopping)
+{
+	while (!READ_ONCE(*(bool *)stopping) && !kthread_should_stop())
+		cond_resched();
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+enum { SFT_CLASS_FAIR, SFT_CLASS_RT, SFT_CLASS_DL };
+
+static const char * const sched_fair_test_class_names[] = { "CFS", "SCHED_FIFO", "SCHED_DEADLINE" };
+
+/*
+ * Is @t queued on @rq where its class counts it in nr_running? An RT
+ * task's runqueue may be throttled and a deadline entity throttled: the
+ * task stays queued but its class has taken it out of the count.
+ */
+static bool sched_fair_test_counted_state(struct rq *rq, struct task_struct *t, int class)
+{
+	if (!task_on_rq_queued(t) || task_cpu(t) != cpu_of(rq))
+		return false;
+	if (class == SFT_CLASS_RT)
+		return rq->rt.rt_queued;
+	if (class == SFT_CLASS_DL)
+		return !t->dl.dl_throttled;
+	return true;
+}
+
+/*
+ * Read CPU B's runqueue under its lock until @t has been seen there
+ * SFT_QUEUED_SAMPLES times in a state its class counts: nr_running must
+ * count it each time.
+ */
+static void sched_fair_test_counted_while_queued(struct kunit *test, struct task_struct *t,
+						 int class)
+{
+	const char *what = sched_fair_test_class_names[class];
+	struct rq *rq = cpu_rq(sched_fair_test_cpu_b());
+	u64 end = ktime_get_ns() + SFT_WATCH_NS;
+	unsigned int seen = 0, uncounted = 0;
+	struct rq_flags rf;
+	bool queued;
+
+	while (seen < SFT_QUEUED_SAMPLES && ktime_get_ns() < end) {
+		rq_lock_irqsave(rq, &rf);
+		queued = sched_fair_test_counted_state(rq, t, class);
+		if (queued && !rq->nr_running)
+			uncounted++;
+		rq_unlock_irqrestore(rq, &rf);
+		seen += queued;
+		usleep_range(500, 1000);
+	}
+	if (!seen)
+		kunit_skip(test,
+			   "precondition: the %s thread was never seen queued on CPU %d in %llu ms",
+			   what, cpu_of(rq), (unsigned long long)(SFT_WATCH_NS / NSEC_PER_MSEC));
+	KUNIT_EXPECT_EQ_MSG(test, uncounted, 0U,
+			    "CPU %d held the queued %s thread, yet nr_running was 0 (%u of %u reads)",
+			    cpu_of(rq), what, uncounted, seen);
+}
+
+/*
+ * After the case's task on CPU B has left it: B, whenever it is seen
+ * running its idle task, must at some read have nr_running 0 (a task
+ * enqueued just before the read is the only other way to see it idle).
+ */
+static void sched_fair_test_count_back_to_zero(struct kunit *test, const char *what)
+{
+	struct rq *rq = cpu_rq(sched_fair_test_cpu_b());
+	u64 end = ktime_get_ns() + SFT_WATCH_NS;
+	unsigned int nr, idle_reads = 0, last = 0;
+	struct rq_flags rf;
+	bool idle;
+
+	for (;;) {
+		rq_lock_irqsave(rq, &rf);
+		idle = task_curr(rq->idle);
+		nr = rq->nr_running;
+		rq_unlock_irqrestore(rq, &rf);
+		if (idle && !nr)
+			return;
+		if (idle) {
+			idle_reads++;
+			last = nr;
+		}
+		if (ktime_get_ns() >= end)
+			break;
+		usleep_range(500, 1000);
+	}
+	if (!idle_reads)
+		kunit_skip(test,
+			   "precondition: CPU %d was never seen idle in %llu ms after the %s thread slept",
+			   cpu_of(rq), (unsigned long long)(SFT_WATCH_NS / NSEC_PER_MSEC), what);
+	KUNIT_FAIL(test,
+		   "after the %s thread slept, CPU %d was seen idle %u times, never with nr_running 0 (last %u)",
+		   what, cpu_of(rq), idle_reads, last);
+}
+
+/*
+ * A spinner of @class alone on CPU B (the case's own thread on A): counted
+ * while queued, and B's count back to 0 once it sleeps. SCHED_DEADLINE
+ * runs 1 ms of every 10 ms, so its class also dequeues and enqueues it
+ * each period (throttle and replenishment).
+ */
+static void sched_fair_test_class_counted(struct kunit *test, int class)
+{
+	const char *what = sched_fair_test_class_names[class];
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_attr dl = {
+		.size = sizeof(dl),
+		.sched_policy = SCHED_DEADLINE,
+		.sched_runtime = NSEC_PER_MSEC,
+		.sched_deadline = 10 * NSEC_PER_MSEC,
+		.sched_period = 10 * NSEC_PER_MSEC,
+	};
+	bool *stopping = kunit_kzalloc(test, sizeof(*stopping), GFP_KERNEL);
+	struct task_struct *t;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, stopping);
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	t = sched_fair_test_kthread_in(test, sched_fair_test_spin_until, stopping, b, NULL);
+	if (class == SFT_CLASS_RT)
+		sched_set_fifo_low(t);
+	if (class == SFT_CLASS_DL) {
+		ret = sched_setattr_nocheck(t, &dl);
+		if (ret) {
+			WRITE_ONCE(*stopping, true);
+			kunit_skip(test, "precondition: SCHED_DEADLINE 1 ms / 10 ms refused: %d",
+				   ret);
+		}
+	}
+	sched_fair_test_counted_while_queued(test, t, class);
+	WRITE_ONCE(*stopping, true);
+	sched_fair_test_count_back_to_zero(test, what);
+}
+
+static void sched_fair_test_fair_task_counted(struct kunit *test)
+{
+	sched_fair_test_class_counted(test, SFT_CLASS_FAIR);
+}
+
+static void sched_fair_test_rt_task_counted(struct kunit *test)
+{
+	sched_fair_test_class_counted(test, SFT_CLASS_RT);
+}
+
+static void sched_fair_test_dl_task_counted(struct kunit *test)
+{
+	sched_fair_test_class_counted(test, SFT_CLASS_DL);
+}
+
+/* What CPU B's stopper saw of its own runqueue. */
+struct sched_fair_test_stopper {
+	unsigned int nr;
+	bool self_queued;
+};
+
+static int sched_fair_test_stopper_read(void *data)
+{
+	struct sched_fair_test_stopper *s = data;
+	struct rq *rq = this_rq();
+	struct rq_flags rf;
+
+	rq_lock_irqsave(rq, &rf);
+	s->self_queued = task_on_rq_queued(current);
+	s->nr = rq->nr_running;
+	rq_unlock_irqrestore(rq, &rf);
+	return 0;
+}
+
+/*
+ * The stop class: CPU B's stopper, run by stop_one_cpu(), reads its own
+ * runqueue, where it is queued and counted; once it is done, B's count
+ * is back to 0.
+ */
+static void sched_fair_test_stop_task_counted(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_stopper s = {};
+
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(a)), 0);
+	KUNIT_ASSERT_EQ(test, stop_one_cpu(b, sched_fair_test_stopper_read, &s), 0);
+	KUNIT_ASSERT_TRUE_MSG(test, s.self_queued, "precondition: the stopper was not queued");
+	KUNIT_EXPECT_GE_MSG(test, s.nr, 1U,
+			    "CPU %d's stopper ran there, yet nr_running was %u", b, s.nr);
+	sched_fair_test_count_back_to_zero(test, "stopper");
+}
+
+static struct kunit_case sched_fair_enqueue_count_cases[] = {
+	SFT_CASE_SLOW(fair_task_counted),
+	SFT_CASE_SLOW(rt_task_counted),
+	SFT_CASE_SLOW(dl_task_counted),
+	SFT_CASE_SLOW(stop_task_counted),
+	{}
+};
+
+static struct kunit_suite sched_fair_enqueue_count_suite = {
+	.name = "sched_fair_enqueue_count",
+	.init = sched_fair_test_two_cpus,
+	.test_cases = sched_fair_enqueue_count_cases,
 };
 
 /* ---- exact write counts ------------------------------------------------ */
@@ -1271,7 +1585,8 @@ static void sched_fair_test_model_recompute_groups(struct kunit *test)
 					    "update_sd_lb_stats, CFS tasks of a child group");
 	g = sched_fair_test_live_tg_new(test);
 	for (nr_b = 1; nr_b <= 3; nr_b++) {
-		sched_fair_test_kthread_in(test, sched_fair_test_spin, b, nr_b < 3 ? g : NULL);
+		sched_fair_test_kthread_in(test, sched_fair_test_spin, NULL, b,
+					   nr_b < 3 ? g : NULL);
 		sched_fair_test_recompute_shapes(&c, dst_rq, w, 1, nr_b);
 	}
 	/* The precondition: the group's threads ran on B in the group. */
@@ -1778,6 +2093,7 @@ static struct kunit_suite sched_fair_model_suite = {
 
 kunit_test_suites(&sched_fair_certify_suite,
 		  &sched_fair_overload_recompute_suite,
+		  &sched_fair_enqueue_count_suite,
 		  &sched_fair_write_count_suite,
 		  &sched_fair_model_suite);
 
