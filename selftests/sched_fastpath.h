@@ -445,15 +445,18 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
  * 10 ms, for up to @seconds, until it is read idle (curr->pid 0) with
  * nr_running 0. The two are read without the runqueue lock, so a task
  * just woken can be read beside the idle task, but not at every read.
- * Returns 1 if it was; 0 if it was read idle only with other counts
- * (*@last: the last of them); 2 if it was never read idle; -errno.
+ * Returns 1 if it was; 0 if it was read idle at least SFP_IDLE_READS
+ * times, only with other counts (*@last: the last of them); 2 if it was
+ * read idle fewer times; -errno.
  */
+#define SFP_IDLE_READS	5
+
 static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last)
 {
 	double end = sfp_now() + seconds;
 	char line[512], name[128];
 	long val, nr;
-	int ret = 2, c;
+	int idle_reads = 0, c;
 	FILE *f;
 
 	do {
@@ -477,7 +480,7 @@ static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last
 					return 1;
 				}
 				if (!val) {
-					ret = 0;
+					idle_reads++;
 					*last = nr;
 				}
 				break;
@@ -486,7 +489,7 @@ static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last
 		fclose(f);
 		sfp_sleep(0.01);
 	} while (sfp_now() < end);
-	return ret;
+	return idle_reads >= SFP_IDLE_READS ? 0 : 2;
 }
 
 /*
