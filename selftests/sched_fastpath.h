@@ -446,18 +446,26 @@ static inline int sfp_read_cfs_rqs(struct sfp_cfs_rq *rqs, int max)
  * nr_running 0. The two are read without the runqueue lock, so a task
  * just woken can be read beside the idle task, but not at every read.
  * Returns 1 if it was; 0 if it was read idle at least SFP_IDLE_READS
- * times, only with other counts (*@last: the last of them); 2 if it was
- * read idle fewer times; -errno.
+ * times, only with other counts, or read once with a count below 0
+ * (printed negative, or above the kernel's limit of tasks where it is
+ * printed unsigned) (*@last: the last such count); 2 if it was read idle
+ * fewer times; -errno. *@reads and *@idle_reads: how often it
+ * was read, and read idle.
  */
-#define SFP_IDLE_READS	5
+#define SFP_IDLE_READS	3
+#define SFP_PID_MAX_LIMIT	(4 * 1024 * 1024)	/* the kernel's PID_MAX_LIMIT */
 
-static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last)
+static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last,
+					     int *reads, int *idle_reads)
 {
 	double end = sfp_now() + seconds;
 	char line[512], name[128];
 	long val, nr;
-	int idle_reads = 0, c;
 	FILE *f;
+	int c;
+
+	*reads = 0;
+	*idle_reads = 0;
 
 	do {
 		f = fopen(SCHED_DEBUG_FILE, "r");
@@ -474,22 +482,27 @@ static inline int sfp_cpu_count_back_to_zero(int cpu, double seconds, long *last
 				continue;
 			if (!strcmp(name, "nr_running")) {
 				nr = val;
+				if (nr < 0 || nr > SFP_PID_MAX_LIMIT) {
+					fclose(f);
+					*last = nr;
+					return 0;
+				}
 			} else if (!strcmp(name, "curr->pid")) {
+				(*reads)++;
+				*idle_reads += !val;
 				if (!val && !nr) {
 					fclose(f);
 					return 1;
 				}
-				if (!val) {
-					idle_reads++;
+				if (!val)
 					*last = nr;
-				}
 				break;
 			}
 		}
 		fclose(f);
 		sfp_sleep(0.01);
 	} while (sfp_now() < end);
-	return idle_reads >= SFP_IDLE_READS ? 0 : 2;
+	return *idle_reads >= SFP_IDLE_READS ? 0 : 2;
 }
 
 /*
