@@ -38,13 +38,18 @@
  *    real rq->cpu_capacity) and, where the LLC spans exactly two CPUs,
  *    that LLC's idle-scan hint (update_idle_cpu_scan() before 7.1), as
  *    the periodic balance does on that CPU.
- *  - The misfit cases set A's rq->misfit_task_load under that lock, with
- *    interrupts off on A, and put the old value back before unlocking.
+ *  - The misfit cases set A's (one case also B's) rq->misfit_task_load
+ *    under those locks, with interrupts off on A, and put the old value
+ *    back before unlocking.
  *    On a topology without SD_ASYM_CPUCAPACITY, which is what these cases
  *    require, nothing else reads or writes the field: its writer,
  *    update_misfit_status(), returns early unless asymmetric capacity is
  *    active, and its readers are the load balance of asymmetric domains
  *    and the nohz kick under sd_asym_cpucapacity, which is then NULL.
+ *  - root_clears_wakeup_pending sets CPU B's rq->ttwu_pending for one
+ *    pass, under B's lock, where it was clear, and clears it after: a
+ *    remote wakeup queued to B meanwhile loses only that hint, which
+ *    idle_cpu() reads; B's wake list and its IPI are untouched.
  *  - root_task_group.load_avg is written only on a kernel without the
  *    root-group skip; the cases undo their own contribution there.
  *  - model_newidle_skip and model_newidle_balance call
@@ -604,6 +609,48 @@ static void sched_fair_test_root_sets_for_local_group(struct kunit *test)
 			      "the local group, first of two, has a CPU with two tasks: flag not set");
 }
 
+struct sched_fair_test_pending_args {
+	struct sched_fair_test_pass_args pass;
+	struct rq *rq_b;
+};
+
+/* A pass while B's ttwu_pending says a wakeup is queued to it. */
+static void sched_fair_test_pass_pending_locked(void *ctx)
+{
+	struct sched_fair_test_pending_args *p = ctx;
+	bool set = !READ_ONCE(p->rq_b->ttwu_pending);
+
+	if (set)
+		WRITE_ONCE(p->rq_b->ttwu_pending, 1);
+	sched_fair_test_pass_locked(&p->pass);
+	if (set)
+		WRITE_ONCE(p->rq_b->ttwu_pending, 0);
+}
+
+/*
+ * Root domain, groups {A} (local) and {B}: B holds no task, but a wakeup
+ * is queued to it (rq->ttwu_pending), so that idle_cpu() says B is not
+ * idle and the pass reads on past its idle check. A CPU without a task
+ * is not overloaded.
+ */
+static void sched_fair_test_root_clears_wakeup_pending(struct kunit *test)
+{
+	int a = sched_fair_test_cpu_a(), b = sched_fair_test_cpu_b();
+	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, true, a);
+	struct sched_fair_test_pending_args p = {
+		.pass = { .lb = lb, .flag = true },
+		.rq_b = cpu_rq(b),
+	};
+
+	sched_fair_test_group(test, lb, cpumask_of(a));
+	sched_fair_test_group(test, lb, cpumask_of(b));
+	sched_fair_test_load(test, 0);
+	sched_fair_test_at(test, 1, 0, 0, SFT_MISFIT_LIVE, sched_fair_test_pass_pending_locked,
+			   &p);
+	KUNIT_EXPECT_FALSE_MSG(test, get_rd_overloaded(lb->dst_rq->rd),
+			       "CPU B, no task and a wakeup queued to it, was taken as overloaded");
+}
+
 /* Root domain, one group {A, B}: two tasks in the group, one per CPU. */
 static void sched_fair_test_one_task_per_cpu_not_overloaded(struct kunit *test)
 {
@@ -712,6 +759,7 @@ static void sched_fair_test_misfit_largest_kept(struct kunit *test)
 
 static struct kunit_case sched_fair_overload_recompute_cases[] = {
 	SFT_CASE(root_clears),
+	SFT_CASE(root_clears_wakeup_pending),
 	SFT_CASE(root_sets_for_remote_group),
 	SFT_CASE(root_sets_for_local_group),
 	SFT_CASE(one_task_per_cpu_not_overloaded),
