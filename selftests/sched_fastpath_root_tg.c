@@ -357,15 +357,11 @@ static bool root_zero_group_loaded(struct __test_metadata *_metadata, const char
  * it on the first CPU (unthrottling puts two back), for SETTLE_S. A
  * shorter period can overrun on a slow (debug, emulated) kernel, whose
  * period timer then scales it up with a printk under cfs_b->lock.
- * Returns the group's nr_throttled (0: never throttled), NO_CPU_MAX for
- * a kernel without CONFIG_CFS_BANDWIDTH, -1 if the files cannot be used;
- * *@hog is the new task, or 0.
+ * Returns whether the group was throttled; if not, the test has been
+ * skipped (a kernel without CONFIG_CFS_BANDWIDTH) or has failed. *@hog
+ * is the new task, or 0.
  */
-#define NO_CPU_MAX	-2
-/* How long throttled_count_restored reads the CPU for its count. */
-#define COUNT_WATCH_S	2.0
-
-static long throttle_child(struct __test_metadata *_metadata, const char *cgroup, int cpu,
+static bool throttle_child(struct __test_metadata *_metadata, const char *cgroup, int cpu,
 			   pid_t *hog)
 {
 	const char *name = strrchr(cgroup, '/');
@@ -375,10 +371,10 @@ static long throttle_child(struct __test_metadata *_metadata, const char *cgroup
 	snprintf(path, sizeof(path), "%s/cpu.max", cgroup);
 	*hog = 0;
 	if (access(path, W_OK))
-		return NO_CPU_MAX;
-	if (sfp_write_file(path, "10000 100000")) {
+		SKIP(return false, "no %s (a kernel without CONFIG_CFS_BANDWIDTH)", path);
+	EXPECT_TRUE(!sfp_write_file(path, "10000 100000")) {
 		TH_LOG("cannot write %s", path);
-		return -1;
+		return false;
 	}
 	*hog = sfp_fork_pinned(cpu, cgroup, sfp_hog, 0);
 	sfp_sleep(SETTLE_S);
@@ -389,8 +385,15 @@ static long throttle_child(struct __test_metadata *_metadata, const char *cgroup
 			throttled = strtol(p + strlen("nr_throttled "), NULL, 10);
 	}
 	TH_LOG("%s: throttled %ld times", name, throttled);
-	return throttled;
+	EXPECT_GT(throttled, 0) {
+		TH_LOG("the group was never throttled: bandwidth control untested");
+		return false;
+	}
+	return true;
 }
+
+/* How long throttled_count_restored reads the CPU for its count. */
+#define COUNT_WATCH_S	2.0
 
 TEST_F(root_tg, throttled_child_group)
 {
@@ -398,20 +401,13 @@ TEST_F(root_tg, throttled_child_group)
 	const char *name = strrchr(self->cgroup, '/');
 	int i, n, root_nonzero = 0;
 	char path[160];
-	long throttled;
 
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
 		return;
 	}
-	throttled = throttle_child(_metadata, self->cgroup, self->cpus[0],
-				   &self->hogs[self->nhogs++]);
-	if (throttled == NO_CPU_MAX)
-		SKIP(return, "no %s/cpu.max (a kernel without CONFIG_CFS_BANDWIDTH)", self->cgroup);
-	EXPECT_GT(throttled, 0) {
-		TH_LOG("the group was never throttled: bandwidth control untested");
+	if (!throttle_child(_metadata, self->cgroup, self->cpus[0], &self->hogs[self->nhogs++]))
 		return;
-	}
 	/*
 	 * While throttled, the root's blocks stay 0. The group's own blocks
 	 * come and go (with per-task throttling, since v6.18, its tasks leave
@@ -446,20 +442,14 @@ TEST_F(root_tg, throttled_child_group)
 TEST_F(root_tg, throttled_count_restored)
 {
 	int r, reads, idle_reads;
-	long throttled, last = 0;
+	long last = 0;
 
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
 		return;
 	}
-	throttled = throttle_child(_metadata, self->cgroup, self->cpus[0],
-				   &self->hogs[self->nhogs++]);
-	if (throttled == NO_CPU_MAX)
-		SKIP(return, "no %s/cpu.max (a kernel without CONFIG_CFS_BANDWIDTH)", self->cgroup);
-	EXPECT_GT(throttled, 0) {
-		TH_LOG("the group was never throttled: bandwidth control untested");
+	if (!throttle_child(_metadata, self->cgroup, self->cpus[0], &self->hogs[self->nhogs++]))
 		return;
-	}
 	/* This process reads the first CPU from another, where there is one. */
 	if (self->ncpus > 1)
 		EXPECT_EQ(0, sfp_pin(0, self->cpus[1]))

@@ -799,8 +799,6 @@ static struct kunit_suite sched_fair_overload_recompute_suite = {
  * the count short while the task is queued, or off after it leaves.
  */
 
-/* How long a case watches CPU B: three RT periods, as for the passes. */
-#define SFT_WATCH_NS		SFT_PASS_WAIT_NS
 /* Samples of B while the task is queued there. */
 #define SFT_QUEUED_SAMPLES	20
 
@@ -859,7 +857,7 @@ static void sched_fair_test_counted_while_queued(struct kunit *test, struct task
 {
 	const char *what = sched_fair_test_class_names[class];
 	struct rq *rq = cpu_rq(sched_fair_test_cpu_b());
-	u64 end = ktime_get_ns() + SFT_WATCH_NS;
+	u64 end = ktime_get_ns() + SFT_PASS_WAIT_NS;
 	unsigned int seen = 0, uncounted = 0;
 	struct rq_flags rf;
 	bool queued;
@@ -877,7 +875,8 @@ static void sched_fair_test_counted_while_queued(struct kunit *test, struct task
 	if (!seen)
 		kunit_skip(test,
 			   "precondition: the %s thread was never seen queued on CPU %d in %llu ms",
-			   what, cpu_of(rq), (unsigned long long)(SFT_WATCH_NS / NSEC_PER_MSEC));
+			   what, cpu_of(rq),
+			   (unsigned long long)(SFT_PASS_WAIT_NS / NSEC_PER_MSEC));
 	KUNIT_EXPECT_EQ_MSG(test, uncounted, 0U,
 			    "CPU %d held the queued %s thread, yet nr_running was 0 or above the system's tasks (%u of %u reads)",
 			    cpu_of(rq), what, uncounted, seen);
@@ -897,7 +896,7 @@ static void sched_fair_test_count_back_to_zero(struct kunit *test, struct task_s
 					       const char *what)
 {
 	struct rq *rq = cpu_rq(sched_fair_test_cpu_b());
-	u64 end = ktime_get_ns() + SFT_WATCH_NS;
+	u64 end = ktime_get_ns() + SFT_PASS_WAIT_NS;
 	unsigned int nr, idle_reads = 0, last = 0;
 	bool idle, left = !t;
 	struct rq_flags rf;
@@ -922,7 +921,7 @@ static void sched_fair_test_count_back_to_zero(struct kunit *test, struct task_s
 		kunit_skip(test,
 			   "precondition: CPU %d was read idle %u times in %llu ms after the %s thread slept",
 			   cpu_of(rq), idle_reads,
-			   (unsigned long long)(SFT_WATCH_NS / NSEC_PER_MSEC), what);
+			   (unsigned long long)(SFT_PASS_WAIT_NS / NSEC_PER_MSEC), what);
 	KUNIT_FAIL(test,
 		   "after the %s thread slept, CPU %d was read idle %u times, never with nr_running 0 (last %u)",
 		   what, cpu_of(rq), idle_reads, last);
