@@ -451,9 +451,10 @@ TEST_F(root_tg, throttled_count_restored)
 	if (!throttle_child(_metadata, self->cgroup, self->cpus[0], &self->hogs[self->nhogs++]))
 		return;
 	/* This process reads the first CPU from another, where there is one. */
-	if (self->ncpus > 1)
+	if (self->ncpus > 1) {
 		EXPECT_EQ(0, sfp_pin(0, self->cpus[1]))
 			return;
+	}
 	sfp_kill(self->hogs, self->nhogs);
 	self->nhogs = 0;
 	r = sfp_cpu_count_back_to_zero(self->cpus[0], COUNT_WATCH_S, &last, &reads, &idle_reads);
