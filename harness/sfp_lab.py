@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A LAVA lab on this machine: lava-server, its scheduler and a worker with
-N QEMU devices, and jobs submitted to it with lavacli.
+"""A LAVA lab on this machine: lava-server, its scheduler and W workers
+sharing N QEMU devices, and jobs submitted to it with lavacli.
 
-`sfp lab up -n N` starts what Debian 12's lava-server and lava-dispatcher
-packages install (there is no systemd here to start them): PostgreSQL,
-the server under gunicorn on 127.0.0.1:8000, the scheduler and one
-lava-worker, and registers a user, the worker, the device type sfp-qemu
-(harness/lava/sfp-qemu.jinja2) and devices sfp-qemu-01..N. Its state is
+`sfp lab up -n N -w W` starts what Debian 12's lava-server and
+lava-dispatcher packages install (there is no systemd here to start
+them): PostgreSQL, the server under gunicorn on 127.0.0.1:8000, the
+scheduler and W lava-workers (sfp-worker-1..W, each its own process,
+name and directory), and registers a user, the workers, the device type
+sfp-qemu (harness/lava/sfp-qemu.jinja2) and devices sfp-qemu-01..N,
+dealt to the workers in turn. With --health DIR (a built kernel's
+images: bzImage, initramfs.cpio.gz) the device type gets a health check
+that boots them: LAVA runs it on a device before its first job and after
+an infrastructure error, and a device that fails it gets no job. Its state is
 in LAB (default $BUILD/lab): pid files, logs, the lavacli identity's
 token. `sfp lab down` stops the processes it started. A job is the same
 definition `lava-run` takes, with device_type sfp-qemu and the QEMU
@@ -40,6 +45,7 @@ import time
 
 import sfp_env
 import sfp_lava
+import sfp_results
 from sfp_lava import LavaRecord
 
 URL = "http://127.0.0.1:8000"
@@ -52,6 +58,9 @@ IMAGE_PORT = 8001
 IMAGE_URL = f"http://127.0.0.1:{IMAGE_PORT}"
 ETC = pathlib.Path("/etc/lava-server")
 DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
+# A job that ends Incomplete on an infrastructure error, with no sign of
+# the kernel's own failure on its console, is resubmitted this many times.
+RESUBMITS = 2
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
 TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "lava-dispatcher",
          "lavacli": "lavacli", "pg_ctlcluster": "postgresql-common"}
@@ -201,9 +210,9 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
     make, and which `sfp lab up` would touch: its services running, or a
     file of etc (settings, device dictionaries) not written by the lab."""
     mine = set()
-    for name in ("gunicorn", "scheduler", "worker", "images"):
+    for pidfile in _pidfiles(lab):
         try:
-            mine.add(int((lab / f"{name}.pid").read_text()))
+            mine.add(int(pidfile.read_text()))
         except (FileNotFoundError, ValueError):
             pass
     out = []
@@ -226,7 +235,41 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
     return out
 
 
-def up(lab: pathlib.Path, n: int, say=print) -> None:
+@dataclasses.dataclass(frozen=True)
+class HealthCheck:
+    """The device type's health check: a boot of KERNEL and INITRD (kept
+    in the lab's directory) with the kernel command line APPEND, judged by
+    LAVA as any job (Complete, or the device goes Bad)."""
+    kernel: pathlib.Path
+    initrd: pathlib.Path
+    append: str
+    timeout_s: int = 300
+    machine: tuple[str, ...] = ("-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "512")
+
+
+def worker_names(w: int) -> list[str]:
+    return [f"{WORKER}-{k}" for k in range(1, w + 1)]
+
+
+def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
+    """The health check's definition, its images copied into LAB/health."""
+    d = lab / "health"
+    d.mkdir(parents=True, exist_ok=True)
+    for src, name in ((hc.kernel, "bzImage"), (hc.initrd, "initramfs.cpio.gz")):
+        if not src.is_file():
+            raise LabError(f"--health: no {src}")
+        shutil.copyfile(src, d / name)
+        (d / name).chmod(0o644)
+    job = sfp_lava.job("sched-fastpath health check", str(d / "bzImage"),
+                       str(d / "initramfs.cpio.gz"), hc.append, hc.timeout_s,
+                       {"sfp.health-check": "boot of the lab's health images"})
+    job["device_type"] = DEVICE_TYPE
+    job["context"]["extra_options"] = list(hc.machine)
+    return job
+
+
+def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None = None,
+       say=print) -> None:
     if os.geteuid() != 0:
         raise LabError("the lab runs LAVA's services, which needs root")
     missing = sorted({pkg for tool, pkg in TOOLS.items() if not shutil.which(tool)})
@@ -235,6 +278,8 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
                        f"{' '.join(missing)})")
     if not 1 <= n <= 16:
         raise LabError("-n wants 1 to 16 devices")
+    if not 1 <= workers <= n:
+        raise LabError(f"-w wants 1 to {n} workers (one device each at least)")
     theirs = foreign(lab, n)
     if theirs:
         raise LabError(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
@@ -289,40 +334,67 @@ def up(lab: pathlib.Path, n: int, say=print) -> None:
     shutil.copy(TEMPLATE, dt / f"{DEVICE_TYPE}.jinja2")
     if DEVICE_TYPE not in _run("lava-server", "manage", "device-types", "list"):
         _run("lava-server", "manage", "device-types", "add", DEVICE_TYPE)
-    details = _run("lava-server", "manage", "workers", "details", WORKER, check=False)
-    if "token" not in details:
-        _run("lava-server", "manage", "workers", "add", WORKER)
-        details = _run("lava-server", "manage", "workers", "details", WORKER)
-    wtoken = [ln.split(":", 1)[1].strip() for ln in details.splitlines()
-              if ln.startswith("token")][0]
+    tokens = {}
+    for w in worker_names(workers):
+        details = _run("lava-server", "manage", "workers", "details", w, check=False)
+        if "token" not in details:
+            _run("lava-server", "manage", "workers", "add", w)
+            details = _run("lava-server", "manage", "workers", "details", w)
+        tokens[w] = [ln.split(":", 1)[1].strip() for ln in details.splitlines()
+                     if ln.startswith("token")][0]
+    # The health check, or none (a device type without one is never checked).
+    hcfile = ETC / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml"
+    if health:
+        hcfile.parent.mkdir(parents=True, exist_ok=True)
+        sfp_lava.write_yaml(hcfile, _health_job(lab, health))
+        hcfile.write_text(f"# {MARK}: the health check of {DEVICE_TYPE}\n" + hcfile.read_text())
+    elif hcfile.exists() and _ours(hcfile):
+        hcfile.unlink()
     # LAVA's own QEMU type (lava-server's qemu.jinja2), as labs have it.
     if STOCK_TYPE not in _run("lava-server", "manage", "device-types", "list").split():
         _run("lava-server", "manage", "device-types", "add", STOCK_TYPE)
     have = _run("lava-server", "manage", "devices", "list", "--all", check=False)
-    for dtype, dev in [(t, name) for t in (DEVICE_TYPE, STOCK_TYPE) for name in devices(n, t)]:
-        d = DEVICE_ROOT / dev
-        d.mkdir(parents=True, exist_ok=True)
-        (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
-            _device_file(dtype, dev))
-        if dev not in have.split():
-            _run("lava-server", "manage", "devices", "add", "--device-type", dtype,
-                 "--worker", WORKER, dev)
+    names = worker_names(workers)
+    for dtype in (DEVICE_TYPE, STOCK_TYPE):
+        for i, dev in enumerate(devices(n, dtype)):
+            d = DEVICE_ROOT / dev
+            d.mkdir(parents=True, exist_ok=True)
+            (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
+                _device_file(dtype, dev))
+            w = names[i % workers]
+            if dev not in have.split():
+                _run("lava-server", "manage", "devices", "add", "--device-type", dtype,
+                     "--worker", w, dev)
+            else:
+                # Unknown: LAVA runs the health check (if any) before a job.
+                _run("lava-server", "manage", "devices", "update", "--worker", w, "--health",
+                     "UNKNOWN", dev)
     _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
-    _start(lab, "worker", ["lava-worker", "--name", WORKER, "--url", URL, "--token", wtoken,
-                           "--worker-dir", str(lab / "worker"), "--level", "INFO"])
+    for w in names:
+        _start(lab, w, ["lava-worker", "--name", w, "--url", URL, "--token", tokens[w],
+                        "--worker-dir", str(lab / w), "--level", "INFO"])
     # The images of portable jobs, published as a lab elsewhere needs them.
     (lab / "images").mkdir(exist_ok=True)
     _start(lab, "images", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
                            "--directory", str(lab / "images"), str(IMAGE_PORT)])
-    say(f"lab up: {URL}, worker {WORKER}, devices {', '.join(devices(n))} and "
+    say(f"lab up: {URL}, workers {', '.join(names)}, devices {', '.join(devices(n))} and "
         f"{', '.join(devices(n, STOCK_TYPE))}; lavacli -i {IDENTITY} (logs in {lab})")
+    say(f"health check of {DEVICE_TYPE}: " + (f"a boot of {lab / 'health'} ({hcfile})"
+                                               if health else "none (see --health)"))
     say(f"portable jobs: LAVA_DEVICE_TYPE={STOCK_TYPE} LAVA_IMAGE_DIR={lab / 'images'} "
         f"LAVA_IMAGE_URL={IMAGE_URL}")
 
 
+def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
+    """The lab's processes, in the order they are stopped: the image
+    server, the workers, the scheduler, the server."""
+    workers = sorted(lab.glob(f"{WORKER}-*.pid")) + [lab / "worker.pid"]
+    return [lab / "images.pid", *workers, lab / "scheduler.pid", lab / "gunicorn.pid"]
+
+
 def down(lab: pathlib.Path, say=print) -> None:
-    for name in ("images", "worker", "scheduler", "gunicorn"):
-        pidfile = lab / f"{name}.pid"
+    for pidfile in _pidfiles(lab):
+        name = pidfile.stem
         if _alive(pidfile):
             os.killpg(int(pidfile.read_text()), signal.SIGTERM)
             # Gone before this returns: a lab brought up next must not
@@ -341,56 +413,109 @@ class Submitted:
     health: str
     device: str
     failure: str
-    seconds: float
+    seconds: float       # from submission to the end
+    queued: float = 0.0  # from submission to the start
+    error_type: str = ""  # LAVA's, from the job's results (lava.job)
 
 
 # Job states of a LAVA server in which the job waits for a device.
 QUEUED = ("Submitted", "Scheduling", "Scheduled")
 
 
-def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 5.0,
-           say=print, clock=time.monotonic, sleep=time.sleep) -> Submitted:
-    """Submit a job with lavacli and wait until it finishes. The wait is
-    counted from the job's start, not its submission: a job queued on a
-    shared lab is never cancelled for waiting. One that runs TIMEOUT_S
-    past its start (the server's own job timeout is shorter) is
-    cancelled. Says every minute how long the job has been queued."""
+def _show(job_id: str, identity: str) -> dict:
+    return json.loads(_run("lavacli", "-i", identity, "jobs", "show", job_id, "--json"))
+
+
+def _wait(job_id: str, identity: str, timeout_s: int = 0, poll: float = 5.0) -> bool:
+    """lavacli's own wait for JOB_ID to finish (at most TIMEOUT_S, counted
+    from this call; 0: no limit): True when it finished."""
+    cmd = ["lavacli", "-i", identity, "jobs", "wait", job_id, "--polling", str(int(poll))]
+    if timeout_s:
+        cmd += ["--timeout", str(timeout_s)]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return p.returncode == 0
+
+
+def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 10.0,
+           say=print, clock=time.monotonic, sleep=time.sleep, resubmit: str = "") -> Submitted:
+    """Submit a job with lavacli (or, with RESUBMIT, have LAVA resubmit
+    that job) and wait until it finishes. While the job is queued the
+    server schedules it, however long that takes: the client says every
+    minute how long it has waited and never cancels it. From the job's
+    start, lavacli's own wait (jobs wait --timeout TIMEOUT_S) runs; a job
+    still running then (the server's own job timeout is shorter) is
+    cancelled."""
     t0 = clock()
-    out = _run("lavacli", "-i", identity, "jobs", "submit", str(job)).strip()
+    cmd = ("jobs", "resubmit", resubmit) if resubmit else ("jobs", "submit", str(job))
+    out = _run("lavacli", "-i", identity, *cmd).strip()
     if not out.isdigit():
-        raise LabError(f"lavacli jobs submit: {out}")
-    started, said = None, 0
-    while True:
-        info = json.loads(_run("lavacli", "-i", identity, "jobs", "show", out, "--json"))
-        state = info.get("state", "")
-        if state == "Finished":
-            break
+        raise LabError(f"lavacli {' '.join(cmd[:2])}: {out}")
+    said = 0
+    info = _show(out, identity)
+    while info.get("state", "") in QUEUED:
         now = clock()
-        if state in QUEUED:
-            if now - t0 >= 60 * (said + 1):
-                said = int((now - t0) // 60)
-                say(f"LAVA job {out}: {state.lower()} for {int(now - t0)} s")
-        elif started is None:
-            started = now
-        elif now - started > timeout_s and state != "Canceling":
-            _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+        if now - t0 >= 60 * (said + 1):
+            said = int((now - t0) // 60)
+            say(f"LAVA job {out}: {info['state'].lower()} for {int(now - t0)} s")
         sleep(poll)
+        info = _show(out, identity)
+    queued = clock() - t0
+    if info.get("state") != "Finished" and not _wait(out, identity, timeout_s):
+        say(f"LAVA job {out}: still running {timeout_s} s after its start: cancelled")
+        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+        _wait(out, identity)
+    info = _show(out, identity)
     return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
-                     info.get("failure_comment") or "", clock() - t0)
+                     info.get("failure_comment") or "", clock() - t0, queued)
+
+
+def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.Path) -> bool:
+    """SUB ended on an infrastructure error that the kernel under test did
+    not cause: Incomplete with LAVA's error type Infrastructure, no kernel
+    report on the console and a guest that did not finish. A kernel that
+    panics ends its job the same way in LAVA (the console closes), so the
+    console is what tells them apart."""
+    if sub.health != "Incomplete" or sub.error_type != "Infrastructure":
+        return False
+    if sfp_results.first_splats(console, limit=1):
+        return False
+    text = guest.read_text(errors="replace") if guest.is_file() else ""
+    return "sfp-done" not in text
 
 
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
-            target: Target = Target()) -> tuple[int, list[str]]:
+            target: Target = Target(), say=print) -> tuple[int, list[str]]:
     """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server, wait
-    for it, keep its log in OUT/lava.log and its records in
-    OUT/lava-results.tsv (for a portable job, OUT/../console.log and
-    guest.log are made from that log): the status and summary of
-    sfp_lava.report, after a line naming the job."""
-    sub = submit(job, timeout_s + 300, target.identity)
+    for it, keep its log in OUT/lava.log, its records in
+    OUT/lava-results.tsv and the jobs it took in OUT/jobs.json (for a
+    portable job, OUT/../console.log and guest.log are made from that
+    log): the status and summary of sfp_lava.report, after a line naming
+    the job. A job that ends on an infrastructure fault (see
+    infrastructure_fault) is resubmitted by LAVA, RESUBMITS times at most."""
+    attempts: list[Submitted] = []
+    while True:
+        sub = submit(job, timeout_s + 300, target.identity, say=say,
+                     resubmit=attempts[-1].job_id if attempts else "")
+        sub.error_type = record(sub.job_id, target.identity).error_type
+        attempts.append(sub)
+        if target.portable or len(attempts) > RESUBMITS or not infrastructure_fault(
+                sub, out.parent / "console.log", out.parent / "guest.log"):
+            break
+        for name in ("console.log", "guest.log"):
+            f = out.parent / name
+            if f.is_file():
+                shutil.copyfile(f, f.with_name(f"{f.stem}.job-{sub.job_id}.log"))
+        say(f"LAVA job {sub.job_id} on {sub.device}: {sub.failure or 'infrastructure error'}; "
+            f"the kernel reported nothing: resubmitted (its logs: console.job-{sub.job_id}.log)")
     (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
+    (out / "jobs.json").write_text(json.dumps([dataclasses.asdict(a) for a in attempts],
+                                              indent=1) + "\n", encoding="utf-8")
     head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
             f"{sub.health}{', ' + sub.failure if sub.failure else ''} "
-            f"({sub.seconds:.0f} s from submission)")
+            f"({sub.queued:.0f} s queued, {sub.seconds - sub.queued:.0f} s from its start)")
+    if len(attempts) > 1:
+        head += "; after " + ", ".join(f"job {a.job_id} on {a.device or '-'} ({a.failure})"
+                                       for a in attempts[:-1])
     log = out / "lava.log"
     p = subprocess.run(["lavacli", "-i", target.identity, "jobs", "logs", "--raw", "--no-follow",
                         sub.job_id], capture_output=True, text=True, check=False)

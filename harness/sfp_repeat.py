@@ -17,6 +17,7 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+import json
 import os
 import pathlib
 import re
@@ -195,6 +196,7 @@ class Done:
     status: int
     passed: int
     failed: int
+    lava: str = ""  # the LAVA jobs it took: ID@DEVICE (sfp_lab)
 
 
 def build_saved(run_args: list[str], out: pathlib.Path, env: dict[str, str]) -> pathlib.Path:
@@ -220,43 +222,78 @@ def build_saved(run_args: list[str], out: pathlib.Path, env: dict[str, str]) -> 
     return out / "images"
 
 
-def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
-             say: Callable[[str], None]) -> list[Done]:
-    """Every job, at most WORKERS at a time, in the order given; what each
-    took and gave. With BOOT_BACKEND=lava-server each is a job the LAVA
-    server schedules on its devices."""
-    sfp = str(ROOT / "sfp")
-    lock = threading.Lock()
-    finished = [0]
+class JobRunner:
+    """Boots of a job set, WORKERS at a time, each started as soon as it is
+    given (start); results() waits for all of them, in the order given.
+    With BOOT_BACKEND=lava-server each boot is a job on the LAVA server,
+    which queues and schedules it: WORKERS then only bounds the waiting
+    clients, and run_jobs gives every job its own."""
 
-    def one(job: BootJob) -> Done:
+    def __init__(self, workers: int, env: dict[str, str], say: Callable[[str], None]):
+        self.env, self.say = env, say
+        self.lock = threading.Lock()
+        self.finished, self.given = 0, 0
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
+        self.futures: list[concurrent.futures.Future] = []
+
+    def _one(self, job: BootJob) -> Done:
         t0 = time.monotonic()
         with open(f"{job.logdir}.out", "wb") as o:
-            rc = subprocess.run([sfp, "run", *job.run_args, "--boot-only", "--images",
-                                 str(job.images), "-l", str(job.logdir)], stdout=o,
-                                stderr=subprocess.STDOUT, env=job.env or env,
+            rc = subprocess.run([str(ROOT / "sfp"), "run", *job.run_args, "--boot-only",
+                                 "--images", str(job.images), "-l", str(job.logdir)], stdout=o,
+                                stderr=subprocess.STDOUT, env=job.env or self.env,
                                 check=False).returncode
         cases = sfp_results.read_tsv(job.logdir / "results.tsv")
         done = Done(job, time.monotonic() - t0, rc, sum(c.status == "PASS" for c in cases),
-                    sum(c.failed for c in cases))
-        with lock:
-            finished[0] += 1
-            say(f"[{finished[0]}/{len(jobs)}] {job.name} boot {job.boot}: "
-                f"{int(done.seconds)}s, {done.passed} passed, {done.failed} failed"
-                + ("" if cases else f" (no result: see {job.logdir}.out)"))
+                    sum(c.failed for c in cases), lava_jobs(job.logdir / "lava" / "jobs.json"))
+        with self.lock:
+            self.finished += 1
+            where = f" (LAVA {done.lava})" if done.lava else ""
+            self.say(f"[{self.finished}/{self.given}] {job.name} boot {job.boot}: "
+                     f"{int(done.seconds)}s, {done.passed} passed, {done.failed} failed{where}"
+                     + ("" if cases else f" (no result: see {job.logdir}.out)"))
         return done
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, jobs))
+    def start(self, jobs: list[BootJob]) -> None:
+        with self.lock:
+            self.given += len(jobs)
+        self.futures += [self.pool.submit(self._one, j) for j in jobs]
+
+    def results(self) -> list[Done]:
+        try:
+            return [f.result() for f in self.futures]
+        finally:
+            self.pool.shutdown()
 
 
-def jobs_table(done: list[Done], workers: int, wall: float) -> str:
+def lava_jobs(path: pathlib.Path) -> str:
+    """The LAVA jobs a boot took (sfp_lab.run_job's jobs.json), as
+    'ID@DEVICE' joined by ' then ' (a resubmission), else ''."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return " then ".join(f"{r.get('job_id', '?')}@{r.get('device') or '-'}" for r in rows)
+
+
+def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
+             say: Callable[[str], None]) -> list[Done]:
+    """Every job, at most WORKERS at a time, in the order given; what each
+    took and gave."""
+    runner = JobRunner(workers, env, say)
+    runner.start(jobs)
+    return runner.results()
+
+
+def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> str:
     """jobs.tsv: a row per job (what sfp fanout schedules on paper), then
-    the job set's wall time against the sum of its jobs."""
-    rows = ["variant\tboot\tseconds\texit\tpassed\tfailed"]
+    the job set's wall time against the sum of its jobs (HOW says what
+    ran at once; default: WORKERS boots)."""
+    lava = any(d.lava for d in done)
+    rows = ["variant\tboot\tseconds\texit\tpassed\tfailed" + ("\tlava" if lava else "")]
     rows += [f"{d.job.name}\t{d.job.boot}\t{d.seconds:.0f}\t{d.status}\t{d.passed}\t{d.failed}"
-             for d in done]
+             + (f"\t{d.lava or '-'}" if lava else "") for d in done]
     total = sum(d.seconds for d in done)
     rows.append(f"# {len(done)} boots, {total:.0f} s of boots, {wall:.0f} s wall with "
-                f"{workers} at once ({total / wall if wall else 0:.2f}x)")
+                f"{how or f'{workers} at once'} ({total / wall if wall else 0:.2f}x)")
     return "\n".join(rows) + "\n"

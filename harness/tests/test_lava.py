@@ -470,11 +470,12 @@ class SafeLab(unittest.TestCase):
 
 class Waiting(unittest.TestCase):
     """A job's wait is counted from its start: a queued job is never
-    cancelled by the client; a running one past the timeout is."""
+    cancelled by the client; from its start lavacli's own wait runs, with
+    the timeout, and a job still running after it is cancelled."""
 
-    def run_states(self, states, timeout_s):
+    def run_states(self, states, timeout_s, finishes_in_time=True):
         import sfp_lab
-        calls, now = [], [0.0]
+        calls, waits, now = [], [], [0.0]
         seq = iter(states)
 
         def fake_run(*cmd, check=True):
@@ -484,28 +485,74 @@ class Waiting(unittest.TestCase):
             if cmd[4] == "show":
                 return json.dumps({"state": next(seq), "health": "Complete"})
             return ""
-        saved = sfp_lab._run
-        sfp_lab._run = fake_run
+
+        def fake_wait(job_id, identity, timeout_s=0, poll=5.0):
+            waits.append((now[0], timeout_s))
+            calls.append("wait")
+            return finishes_in_time or not timeout_s
+        saved = sfp_lab._run, sfp_lab._wait
+        sfp_lab._run, sfp_lab._wait = fake_run, fake_wait
         try:
             said = []
             sub = sfp_lab.submit(pathlib.Path("job.yaml"), timeout_s, poll=30.0,
                                  say=said.append, clock=lambda: now[0],
                                  sleep=lambda s: now.__setitem__(0, now[0] + s))
         finally:
-            sfp_lab._run = saved
-        return sub, calls, said
+            sfp_lab._run, sfp_lab._wait = saved
+        return sub, calls, said, waits
 
     def test_queued_long_then_run(self):
-        # Queued for 10 minutes, against a 100 s timeout, then 60 s running.
-        sub, calls, said = self.run_states(["Submitted"] * 20 + ["Running"] * 3 + ["Finished"],
-                                           100)
+        # Queued for 10 minutes against a 100 s timeout, then running.
+        sub, calls, said, waits = self.run_states(["Submitted"] * 20 + ["Running", "Finished"],
+                                                  100)
         self.assertNotIn("cancel", calls)
         self.assertEqual(sub.job_id, "7")
         self.assertEqual(said[0], "LAVA job 7: submitted for 60 s")
+        # lavacli's wait, with the timeout, starts when the job does.
+        self.assertEqual(waits, [(600.0, 100)])
+        self.assertEqual(sub.queued, 600.0)
 
     def test_running_past_the_timeout_is_cancelled(self):
-        sub, calls, _ = self.run_states(["Running"] * 6 + ["Canceling", "Finished"], 100)
-        self.assertEqual(calls.count("cancel"), 2)
+        sub, calls, said, waits = self.run_states(["Running", "Finished"], 100,
+                                                  finishes_in_time=False)
+        self.assertEqual(calls.count("cancel"), 1)
+        self.assertEqual([t for _, t in waits], [100, 0])
+        self.assertIn("cancelled", said[-1])
+
+
+class Resubmission(unittest.TestCase):
+    """A job that ends on an infrastructure fault the kernel did not cause
+    is resubmitted; a kernel that died, or a guest that finished, is not."""
+
+    def setUp(self):
+        import sfp_lab
+        self.lab = sfp_lab
+        self.d = pathlib.Path(tempfile.mkdtemp())
+        self.console, self.guest = self.d / "console.log", self.d / "guest.log"
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def fault(self, console, guest, health="Incomplete", error_type="Infrastructure"):
+        self.console.write_text(console)
+        self.guest.write_text(guest)
+        sub = self.lab.Submitted("7", "Finished", health, "sfp-qemu-01", "", 60.0, 1.0,
+                                 error_type)
+        return self.lab.infrastructure_fault(sub, self.console, self.guest)
+
+    def test_killed_qemu_is_a_fault(self):
+        self.assertTrue(self.fault("[    0.000000] Linux version 7.1.5\n", "TAP version 13\n"))
+
+    def test_kernel_panic_is_not(self):
+        self.assertFalse(self.fault("[    1.2] Kernel panic - not syncing: Fatal exception\n",
+                                    ""))
+
+    def test_finished_guest_is_not(self):
+        self.assertFalse(self.fault("Linux version\n", "sfp-done\n"))
+
+    def test_other_errors_are_not(self):
+        self.assertFalse(self.fault("Linux version\n", "", error_type="LAVATimeout"))
+        self.assertFalse(self.fault("Linux version\n", "", health="Complete", error_type=""))
 
 
 class Targets(unittest.TestCase):
