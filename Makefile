@@ -7,7 +7,7 @@ export BUILD
 # (with BOOT_BACKEND=lava-server, J jobs on the LAVA server).
 BOOT_JOBS_OPT = $(if $(BOOT_JOBS),-j $(BOOT_JOBS))
 
-.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate mutate-generated coverage selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree help
+.PHONY: all run check check-quick certify unit setup prepare patches kunit mutate mutate-generated coverage selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree lab lab-down help
 
 all: run
 
@@ -63,8 +63,11 @@ help:
 	@echo "                source as given, as you would post it with b4, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
 	@echo "BOOT_JOBS=J     make mutate, bench, stress and matrix boot J guests at once, or"
-	@echo "                with BOOT_BACKEND=lava-server submit their boots as a job set,"
-	@echo "                J at once (./sfp lab up starts a local LAVA server)"
+	@echo "                with BOOT_BACKEND=lava-server submit their boots as a job set"
+	@echo "                that the LAVA server queues and schedules"
+	@echo "make lab [LAB_DEVICES=2 LAB_WORKERS=2 LAB_HEALTH=DIR]  install LAVA's server,"
+	@echo "                lavacli and PostgreSQL, and start a local lab (./sfp lab up);"
+	@echo "                make lab-down stops it"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
 	@echo "                work tree and its edits and the benchmark's reports; and"
 	@echo "                make check's and make matrix's files"
@@ -72,6 +75,15 @@ help:
 
 setup:
 	scripts/setup.sh
+
+LAB_DEVICES ?= 2
+LAB_WORKERS ?= 2
+lab:
+	scripts/setup.sh --lab
+	./sfp lab up -n $(LAB_DEVICES) -w $(LAB_WORKERS) $(if $(LAB_HEALTH),--health $(LAB_HEALTH))
+
+lab-down:
+	./sfp lab down
 
 run: setup
 	./sfp run

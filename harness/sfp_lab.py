@@ -63,7 +63,7 @@ DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
 RESUBMITS = 2
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
 TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "lava-dispatcher",
-         "lavacli": "lavacli", "pg_ctlcluster": "postgresql-common"}
+         "lavacli": "lavacli", "pg_ctlcluster": "postgresql"}
 
 
 class LabError(Exception):
@@ -223,9 +223,10 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
                        f"{cmd.strip()[:60]})")
     if not out and _server_up() and not _alive(lab / "gunicorn.pid"):
         out.append(f"a LAVA server this lab did not start answers on {URL}")
-    settings = etc / "settings.d" / "50-sfp.yaml"
-    if not _ours(settings):
-        out.append(f"{settings} is not the lab's")
+    for mine_file in (etc / "settings.d" / "50-sfp.yaml",
+                      etc / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml"):
+        if not _ours(mine_file):
+            out.append(f"{mine_file} is not the lab's")
     for dtype in (DEVICE_TYPE, STOCK_TYPE):
         for dev in devices(n, dtype):
             f = etc / "dispatcher-config" / "devices" / f"{dev}.jinja2"
@@ -273,9 +274,12 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
     if os.geteuid() != 0:
         raise LabError("the lab runs LAVA's services, which needs root")
     missing = sorted({pkg for tool, pkg in TOOLS.items() if not shutil.which(tool)})
+    if shutil.which("pg_lsclusters") and not _run("pg_lsclusters", "--no-header",
+                                                  check=False).strip():
+        missing.append("postgresql")  # the client's tools without a server
     if missing:
-        raise LabError(f"not installed: {' '.join(missing)} (apt-get install "
-                       f"{' '.join(missing)})")
+        raise LabError(f"not installed: {' '.join(missing)} (as root: scripts/setup.sh --lab, "
+                       "or make lab, installs them)")
     if not 1 <= n <= 16:
         raise LabError("-n wants 1 to 16 devices")
     if not 1 <= workers <= n:

@@ -26,11 +26,14 @@ sparse gcc-aarch64-linux-gnu qemu-system-arm unifdef b4 python3-ply
 stress-ng rt-tests
 python3-matplotlib lava-dispatcher"
 
+# --lab: a local LAVA lab's server side (sfp lab up), on top of the rest.
+LAB_PKGS="lava-server lavacli gunicorn postgresql"
+
 usage() {
 	local ls
 	ls=$(lines)
 	cat <<EOF
-Usage: $PROG [--check]
+Usage: $PROG [--check] [--lab]
 
 Make sure these Debian packages are installed:
   ${PKGS//$'\n'/ }
@@ -41,16 +44,20 @@ each line's distribution config (distro_config: the distro kind's
 scheduler options).
 As root, missing packages are installed with apt-get; otherwise, or with
 --check, the missing ones are listed and the exit status is 1.
+--lab adds what a local LAVA lab needs (./sfp lab up):
+  $LAB_PKGS
 EOF
 }
 
 check_only=
-case ${1:-} in
---check) check_only=1 ;;
--h | --help) usage; exit 0 ;;
-'') ;;
-*) die "unknown argument '$1' (see --help)" ;;
-esac
+for arg in "$@"; do
+	case $arg in
+	--check) check_only=1 ;;
+	--lab) PKGS="$PKGS $LAB_PKGS" ;;
+	-h | --help) usage; exit 0 ;;
+	*) die "unknown argument '$arg' (see --help)" ;;
+	esac
+done
 
 if [ -z "${KSRC:-}" ]; then
 	for l in $(lines); do

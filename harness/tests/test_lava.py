@@ -456,6 +456,14 @@ class SafeLab(unittest.TestCase):
         self.assertEqual(found[1], f"the device qemu-01 ({dev}) is not the lab's")
         self.assertEqual(len(found), 2)
 
+    def test_foreign_health_check_found(self):
+        hc = self.etc / "dispatcher-config" / "health-checks" / "sfp-qemu.yaml"
+        hc.parent.mkdir(parents=True)
+        hc.write_text("job_name: a lab's own health check\n")
+        self.lab._cmdlines = lambda: {}
+        self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc),
+                         [f"{hc} is not the lab's"])
+
     def test_own_lab_is_not_foreign(self):
         (self.d / "lab").mkdir()
         (self.d / "lab" / "worker.pid").write_text("4242")

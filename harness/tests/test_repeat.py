@@ -3,6 +3,7 @@
 figures per run (as the bash harness's awk read them before) and the
 largest root tg_load_avg; and the job set of sfp mutate -j (a build
 that fails, jobs run at once, their table)."""
+import json
 import os
 import pathlib
 import sys
@@ -89,6 +90,22 @@ class JobSet(unittest.TestCase):
         self.assertEqual(table[0], "variant\tboot\tseconds\texit\tpassed\tfailed")
         self.assertEqual(len(table), 6)
         self.assertRegex(table[-1], r"^# 4 boots, \d+ s of boots, 10 s wall with 2 at once")
+
+    def test_lava_jobs_column(self):
+        # A boot that took two LAVA jobs (a resubmission) and one that took none.
+        (self.t / "jobs.json").write_text(json.dumps(
+            [{"job_id": "12", "device": "sfp-qemu-01"}, {"job_id": "15", "device": "sfp-qemu-02"}]))
+        self.assertEqual(sfp_repeat.lava_jobs(self.t / "jobs.json"),
+                         "12@sfp-qemu-01 then 15@sfp-qemu-02")
+        self.assertEqual(sfp_repeat.lava_jobs(self.t / "none.json"), "")
+        job = sfp_repeat.BootJob("v", 1, (), self.t, self.t / "v" / "1")
+        done = [sfp_repeat.Done(job, 60.0, 0, 65, 0, "12@sfp-qemu-01 then 15@sfp-qemu-02"),
+                sfp_repeat.Done(job, 61.0, 0, 65, 0)]
+        table = sfp_repeat.jobs_table(done, 2, 100.0, "the server scheduling").splitlines()
+        self.assertEqual(table[0], "variant\tboot\tseconds\texit\tpassed\tfailed\tlava")
+        self.assertEqual(table[1].split("\t")[-1], "12@sfp-qemu-01 then 15@sfp-qemu-02")
+        self.assertEqual(table[2].split("\t")[-1], "-")
+        self.assertIn("100 s wall with the server scheduling (1.21x)", table[-1])
 
 
 if __name__ == "__main__":
