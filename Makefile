@@ -77,7 +77,7 @@ setup:
 	scripts/setup.sh
 
 LAB_DEVICES ?= 2
-LAB_WORKERS ?= 2
+LAB_WORKERS ?= $(LAB_DEVICES)
 lab:
 	scripts/setup.sh --lab
 	./sfp lab up -n $(LAB_DEVICES) -w $(LAB_WORKERS) $(if $(LAB_HEALTH),--health $(LAB_HEALTH))

@@ -234,7 +234,11 @@ class LavaBackend:
         d = req.logdir / "lava"
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
-        name = f"sched-fastpath {req.logdir.name}"
+        # What LAVA lists for the job: the line, and the boot's place in
+        # its run (VARIANT/BOOT for a job set, the log directory otherwise).
+        meta = dict(req.metadata)
+        name = " ".join(w for w in ("sched-fastpath", meta.get("sfp.line", ""),
+                                    f"{req.logdir.parent.name}/{req.logdir.name}") if w)
         try:
             if self.server and req.lava.portable:
                 sfp_lava.write_yaml(d / "job.yaml", sfp_lava.portable_job(

@@ -60,7 +60,7 @@ ETC = pathlib.Path("/etc/lava-server")
 DEVICE_ROOT = pathlib.Path("/var/lib/sfp-lab")
 # A job that ends Incomplete on an infrastructure error, with no sign of
 # the kernel's own failure on its console, is resubmitted this many times.
-RESUBMITS = 2
+RESUBMITS = 1
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
 TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "lava-dispatcher",
          "lavacli": "lavacli", "pg_ctlcluster": "postgresql"}
@@ -205,6 +205,24 @@ def _cmdlines() -> dict[int, str]:
     return out
 
 
+def _session(pid: int) -> int:
+    """PID's session: the lab starts each service in a session of its own,
+    so a service's children (gunicorn's workers) are in the leader's."""
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return -1
+
+
+def _server_devices() -> list[str] | None:
+    """The devices lava-server's database holds, or None when it cannot say."""
+    p = subprocess.run(["lava-server", "manage", "devices", "list", "--all"],
+                       capture_output=True, text=True, check=False)
+    if p.returncode:
+        return None
+    return [ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("* ")]
+
+
 def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
     """What on this machine belongs to a LAVA instance this lab did not
     make, and which `sfp lab up` would touch: its services running, or a
@@ -217,15 +235,27 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
             pass
     out = []
     for pid, cmd in sorted(_cmdlines().items()):
-        if pid not in mine and re.search(r"lava_server\.wsgi|lava-scheduler|lava-worker "
+        if pid not in mine and _session(pid) not in mine and re.search(r"lava_server\.wsgi|lava-scheduler|lava-worker "
                                          r"|lava-server-gunicorn", cmd + " "):
             out.append(f"a LAVA service this lab did not start runs (pid {pid}: "
                        f"{cmd.strip()[:60]})")
     if not out and _server_up() and not _alive(lab / "gunicorn.pid"):
         out.append(f"a LAVA server this lab did not start answers on {URL}")
-    for mine_file in (etc / "settings.d" / "50-sfp.yaml",
-                      etc / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml"):
-        if not _ours(mine_file):
+    settings = etc / "settings.d" / "50-sfp.yaml"
+    if (etc / "settings.d" / "00-database.yaml").exists() and not settings.exists():
+        # A lava-server this lab never set up: fine while it is as
+        # installed (no device), not once somebody has devices on it.
+        theirs = _server_devices()
+        if theirs is None:
+            out.append("a configured lava-server this lab never set up, whose devices "
+                       "cannot be listed (is its PostgreSQL down?)")
+        elif theirs:
+            out.append(f"a lava-server this lab never set up has devices ({', '.join(theirs[:3])})")
+    template = TEMPLATE.read_text() if TEMPLATE.is_file() else ""
+    for mine_file in (settings,
+                      etc / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml",
+                      etc / "dispatcher-config" / "device-types" / f"{DEVICE_TYPE}.jinja2"):
+        if not _ours(mine_file, template):
             out.append(f"{mine_file} is not the lab's")
     for dtype in (DEVICE_TYPE, STOCK_TYPE):
         for dev in devices(n, dtype):
@@ -244,7 +274,7 @@ class HealthCheck:
     kernel: pathlib.Path
     initrd: pathlib.Path
     append: str
-    timeout_s: int = 300
+    timeout_s: int = 600  # a boot's default timeout: a loaded host must not fail it
     machine: tuple[str, ...] = ("-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "512")
 
 
@@ -290,11 +320,14 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                        f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
     # PostgreSQL: start every cluster that is down.
+    started = lab / "postgresql-started"
     for line in _run("pg_lsclusters", "--no-header").splitlines():
         ver, cluster, _, status = line.split()[:4]
         if status == "down":
-            say(f"starting PostgreSQL {ver}/{cluster}")
+            say(f"starting PostgreSQL {ver}/{cluster} (sfp lab down stops it again)")
             _run("pg_ctlcluster", ver, cluster, "start")
+            with open(started, "a", encoding="utf-8") as f:
+                f.write(f"{ver} {cluster}\n")
     # Installed while PostgreSQL was down (no systemd here), lava-server
     # skipped its database; its own postinst makes it now. Debian's
     # python3 runs it (a python3 earlier in PATH lacks Django).
@@ -374,6 +407,11 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                 _run("lava-server", "manage", "devices", "update", "--worker", w, "--health",
                      "UNKNOWN", dev)
     _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
+    for pidfile in [*lab.glob(f"{WORKER}-*.pid"), lab / "worker.pid"]:
+        if pidfile.stem not in names and _alive(pidfile):
+            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            pidfile.unlink()
+            say(f"stopped {pidfile.stem}: not one of the {workers} workers asked for")
     for w in names:
         _start(lab, w, ["lava-worker", "--name", w, "--url", URL, "--token", tokens[w],
                         "--worker-dir", str(lab / w), "--level", "INFO"])
@@ -408,6 +446,13 @@ def down(lab: pathlib.Path, say=print) -> None:
                 time.sleep(0.2)
             say(f"stopped {name}")
         pidfile.unlink(missing_ok=True)
+    started = lab / "postgresql-started"
+    if started.is_file():
+        for line in started.read_text().splitlines():
+            ver, cluster = line.split()
+            _run("pg_ctlcluster", ver, cluster, "stop", check=False)
+            say(f"stopped PostgreSQL {ver}/{cluster}, which sfp lab up had started")
+        started.unlink()
 
 
 @dataclasses.dataclass
@@ -426,51 +471,117 @@ class Submitted:
 QUEUED = ("Submitted", "Scheduling", "Scheduled")
 
 
-def _show(job_id: str, identity: str) -> dict:
-    return json.loads(_run("lavacli", "-i", identity, "jobs", "show", job_id, "--json"))
+# Consecutive failed lavacli calls (the server restarting, a lost
+# connection) a wait rides out before it gives up.
+LAVACLI_TRIES = 5
 
 
-def _wait(job_id: str, identity: str, timeout_s: int = 0, poll: float = 5.0) -> bool:
-    """lavacli's own wait for JOB_ID to finish (at most TIMEOUT_S, counted
-    from this call; 0: no limit): True when it finished."""
+def _show(job_id: str, identity: str, sleep=time.sleep) -> dict:
+    """lavacli jobs show, tried again on a failed call."""
+    for attempt in range(1, LAVACLI_TRIES + 1):
+        try:
+            return json.loads(_run("lavacli", "-i", identity, "jobs", "show", job_id, "--json"))
+        except (LabError, ValueError):
+            if attempt == LAVACLI_TRIES:
+                raise
+            sleep(10)
+    raise AssertionError("unreachable")
+
+
+def _wait(job_id: str, identity: str, timeout_s: int = 0, poll: float = 5.0) -> str:
+    """lavacli's own wait for JOB_ID to finish (at most TIMEOUT_S of its
+    polling, counted from this call; 0: no limit): 'finished', 'timeout'
+    (lavacli said so) or 'error' (lavacli failed: the caller decides)."""
     cmd = ["lavacli", "-i", identity, "jobs", "wait", job_id, "--polling", str(int(poll))]
     if timeout_s:
         cmd += ["--timeout", str(timeout_s)]
     p = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    return p.returncode == 0
+    if p.returncode == 0:
+        return "finished"
+    return "timeout" if "timeout!" in p.stdout else "error"
 
 
-def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 10.0,
-           say=print, clock=time.monotonic, sleep=time.sleep, resubmit: str = "") -> Submitted:
+def _usable(device_type: str, identity: str) -> bool:
+    """The server has a device of DEVICE_TYPE that may run a job: one not
+    Bad or Retired (Maintenance is an operator's pause: worth waiting for).
+    True when lavacli cannot say."""
+    try:
+        devs = json.loads(_run("lavacli", "-i", identity, "devices", "list", "--all", "--json"))
+    except (LabError, ValueError):
+        return True
+    return any(d.get("type") == device_type and d.get("health") not in ("Bad", "Retired")
+               for d in devs)
+
+
+def _stamp(value) -> float | None:
+    """A LAVA time stamp ('20261206T16:11:23') as seconds, else None."""
+    try:
+        return time.mktime(time.strptime(str(value), "%Y%m%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 30.0,
+           say=print, clock=time.monotonic, sleep=time.sleep, resubmit: str = "",
+           device_type: str = DEVICE_TYPE) -> Submitted:
     """Submit a job with lavacli (or, with RESUBMIT, have LAVA resubmit
     that job) and wait until it finishes. While the job is queued the
     server schedules it, however long that takes: the client says every
-    minute how long it has waited and never cancels it. From the job's
-    start, lavacli's own wait (jobs wait --timeout TIMEOUT_S) runs; a job
-    still running then (the server's own job timeout is shorter) is
-    cancelled."""
+    minute how long it has waited and never cancels it, unless no device
+    of DEVICE_TYPE is left that may run it (all Bad or Retired). From
+    the job's start, lavacli's own wait (jobs wait --timeout TIMEOUT_S)
+    runs; a job still running then (the server's own job timeout is
+    shorter) is cancelled. A client stopped while it waits (Ctrl-C)
+    cancels its job."""
     t0 = clock()
     cmd = ("jobs", "resubmit", resubmit) if resubmit else ("jobs", "submit", str(job))
     out = _run("lavacli", "-i", identity, *cmd).strip()
     if not out.isdigit():
         raise LabError(f"lavacli {' '.join(cmd[:2])}: {out}")
+    try:
+        info = _wait_for(out, timeout_s, identity, poll, say, clock, sleep, device_type, t0)
+    except BaseException:
+        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+        raise
+    queued = clock() - t0
+    begun, submitted = _stamp(info.get("start_time")), _stamp(info.get("submit_time"))
+    if begun is not None and submitted is not None:
+        queued = begun - submitted  # the server's own stamps
+    return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
+                     info.get("failure_comment") or "", clock() - t0, queued)
+
+
+def _wait_for(job_id: str, timeout_s: int, identity: str, poll: float, say, clock, sleep,
+              device_type: str, t0: float) -> dict:
     said = 0
-    info = _show(out, identity)
+    info = _show(job_id, identity, sleep)
     while info.get("state", "") in QUEUED:
         now = clock()
         if now - t0 >= 60 * (said + 1):
             said = int((now - t0) // 60)
-            say(f"LAVA job {out}: {info['state'].lower()} for {int(now - t0)} s")
+            say(f"LAVA job {job_id}: {info['state'].lower()} for {int(now - t0)} s")
+            if not _usable(device_type, identity):
+                raise LabError(f"LAVA job {job_id}: no {device_type} device left that may run "
+                               "it (every one Bad or Retired: see lavacli devices list)")
         sleep(poll)
-        info = _show(out, identity)
-    queued = clock() - t0
-    if info.get("state") != "Finished" and not _wait(out, identity, timeout_s):
-        say(f"LAVA job {out}: still running {timeout_s} s after its start: cancelled")
-        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
-        _wait(out, identity)
-    info = _show(out, identity)
-    return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
-                     info.get("failure_comment") or "", clock() - t0, queued)
+        info = _show(job_id, identity, sleep)
+    started, errors = clock(), 0
+    while info.get("state") != "Finished":
+        left = int(timeout_s - (clock() - started))
+        how = _wait(job_id, identity, max(left, 1)) if left > 0 else "timeout"
+        if how == "timeout":
+            say(f"LAVA job {job_id}: still running {timeout_s} s after its start: cancelled")
+            _run("lavacli", "-i", identity, "jobs", "cancel", job_id, check=False)
+            if _wait(job_id, identity, 300) != "finished":
+                raise LabError(f"LAVA job {job_id}: cancelled, and not finished 300 s later "
+                               "(its worker may be gone)")
+        elif how == "error":
+            errors += 1
+            if errors == LAVACLI_TRIES:
+                raise LabError(f"lavacli jobs wait {job_id} failed {errors} times in a row")
+            sleep(10)
+        info = _show(job_id, identity, sleep)
+    return info
 
 
 def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.Path) -> bool:
@@ -495,11 +606,13 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     portable job, OUT/../console.log and guest.log are made from that
     log): the status and summary of sfp_lava.report, after a line naming
     the job. A job that ends on an infrastructure fault (see
-    infrastructure_fault) is resubmitted by LAVA, RESUBMITS times at most."""
+    infrastructure_fault) is resubmitted (lavacli jobs resubmit: a new job
+    of the same definition), RESUBMITS times at most."""
     attempts: list[Submitted] = []
     while True:
         sub = submit(job, timeout_s + 300, target.identity, say=say,
-                     resubmit=attempts[-1].job_id if attempts else "")
+                     resubmit=attempts[-1].job_id if attempts else "",
+                     device_type=target.device_type)
         sub.error_type = record(sub.job_id, target.identity).error_type
         attempts.append(sub)
         if target.portable or len(attempts) > RESUBMITS or not infrastructure_fault(

@@ -464,6 +464,19 @@ class SafeLab(unittest.TestCase):
         self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc),
                          [f"{hc} is not the lab's"])
 
+    def test_configured_server_with_devices_found(self):
+        (self.etc / "settings.d" / "00-database.yaml").write_text("NAME: lavaserver\n")
+        self.lab._cmdlines = lambda: {}
+        saved = self.lab._server_devices
+        try:
+            self.lab._server_devices = lambda: ["rpi4-01"]
+            self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc),
+                             ["a lava-server this lab never set up has devices (rpi4-01)"])
+            self.lab._server_devices = lambda: []  # as installed: the lab may use it
+            self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc), [])
+        finally:
+            self.lab._server_devices = saved
+
     def test_own_lab_is_not_foreign(self):
         (self.d / "lab").mkdir()
         (self.d / "lab" / "worker.pid").write_text("4242")
@@ -497,7 +510,9 @@ class Waiting(unittest.TestCase):
         def fake_wait(job_id, identity, timeout_s=0, poll=5.0):
             waits.append((now[0], timeout_s))
             calls.append("wait")
-            return finishes_in_time or not timeout_s
+            if finishes_in_time or "cancel" in calls:
+                return "finished"
+            return "timeout"
         saved = sfp_lab._run, sfp_lab._wait
         sfp_lab._run, sfp_lab._wait = fake_run, fake_wait
         try:
@@ -521,11 +536,49 @@ class Waiting(unittest.TestCase):
         self.assertEqual(sub.queued, 600.0)
 
     def test_running_past_the_timeout_is_cancelled(self):
-        sub, calls, said, waits = self.run_states(["Running", "Finished"], 100,
+        sub, calls, said, waits = self.run_states(["Running", "Finished", "Finished"], 100,
                                                   finishes_in_time=False)
         self.assertEqual(calls.count("cancel"), 1)
-        self.assertEqual([t for _, t in waits], [100, 0])
+        self.assertEqual([t for _, t in waits], [100, 300])
         self.assertIn("cancelled", said[-1])
+
+    def test_server_stamps_give_the_queue_time(self):
+        import sfp_lab
+        saved = sfp_lab._run, sfp_lab._wait
+        sfp_lab._run = lambda *cmd, check=True: "9\n" if cmd[4] == "submit" else json.dumps(
+            {"state": "Finished", "health": "Complete", "submit_time": "20261206T16:11:10",
+             "start_time": "20261206T16:13:23"})
+        try:
+            sub = sfp_lab.submit(pathlib.Path("job.yaml"), 100, sleep=lambda s: None)
+        finally:
+            sfp_lab._run, sfp_lab._wait = saved
+        self.assertEqual(sub.queued, 133.0)
+
+    def test_no_usable_device_left(self):
+        import sfp_lab
+        now = [0.0]
+
+        def fake_run(*cmd, check=True):
+            if cmd[3:5] == ("jobs", "submit"):
+                return "7\n"
+            if cmd[3:5] == ("devices", "list"):
+                return json.dumps([{"hostname": "sfp-qemu-01", "type": "sfp-qemu",
+                                    "health": "Bad"}])
+            if cmd[3:5] == ("jobs", "cancel"):
+                calls.append("cancel")
+                return ""
+            return json.dumps({"state": "Submitted"})
+        calls = []
+        saved = sfp_lab._run
+        sfp_lab._run = fake_run
+        try:
+            with self.assertRaisesRegex(sfp_lab.LabError, "no sfp-qemu device left"):
+                sfp_lab.submit(pathlib.Path("job.yaml"), 100, say=lambda m: None,
+                               clock=lambda: now[0],
+                               sleep=lambda s: now.__setitem__(0, now[0] + s))
+        finally:
+            sfp_lab._run = saved
+        self.assertEqual(calls, ["cancel"])
 
 
 class Resubmission(unittest.TestCase):
