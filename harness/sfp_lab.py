@@ -462,9 +462,10 @@ class Submitted:
     health: str
     device: str
     failure: str
-    seconds: float       # from submission to the end
+    seconds: float       # from submission to the end, as the client saw it
     queued: float = 0.0  # from submission to the start
     error_type: str = ""  # LAVA's, from the job's results (lava.job)
+    ran: float = 0.0     # from the start to the end (the server's stamps)
 
 
 # Job states of a LAVA server in which the job waits for a device.
@@ -543,12 +544,16 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: fl
     except BaseException:
         _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
         raise
-    queued = clock() - t0
-    begun, submitted = _stamp(info.get("start_time")), _stamp(info.get("submit_time"))
+    seconds = clock() - t0
+    queued, ran = seconds, 0.0
+    begun, submitted, ended = (_stamp(info.get(k)) for k in ("start_time", "submit_time",
+                                                              "end_time"))
     if begun is not None and submitted is not None:
         queued = begun - submitted  # the server's own stamps
+    if begun is not None and ended is not None:
+        ran = ended - begun
     return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
-                     info.get("failure_comment") or "", clock() - t0, queued)
+                     info.get("failure_comment") or "", seconds, queued, ran=ran)
 
 
 def _wait_for(job_id: str, timeout_s: int, identity: str, poll: float, say, clock, sleep,
@@ -629,7 +634,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
                                               indent=1) + "\n", encoding="utf-8")
     head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
             f"{sub.health}{', ' + sub.failure if sub.failure else ''} "
-            f"({sub.queued:.0f} s queued, {sub.seconds - sub.queued:.0f} s from its start)")
+            f"({sub.queued:.0f} s queued, {sub.ran:.0f} s running)")
     if len(attempts) > 1:
         head += "; after " + ", ".join(f"job {a.job_id} on {a.device or '-'} ({a.failure})"
                                        for a in attempts[:-1])

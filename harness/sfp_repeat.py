@@ -196,7 +196,9 @@ class Done:
     status: int
     passed: int
     failed: int
-    lava: str = ""  # the LAVA jobs it took: ID@DEVICE (sfp_lab)
+    lava: str = ""       # the LAVA jobs it took: ID@DEVICE (sfp_lab)
+    queued: float = 0.0  # of those jobs: seconds queued on the server
+    ran: float = 0.0     # and seconds running on a device
 
 
 def build_saved(run_args: list[str], out: pathlib.Path, env: dict[str, str]) -> pathlib.Path:
@@ -245,7 +247,7 @@ class JobRunner:
                                 check=False).returncode
         cases = sfp_results.read_tsv(job.logdir / "results.tsv")
         done = Done(job, time.monotonic() - t0, rc, sum(c.status == "PASS" for c in cases),
-                    sum(c.failed for c in cases), lava_jobs(job.logdir / "lava" / "jobs.json"))
+                    sum(c.failed for c in cases), *lava_jobs(job.logdir / "lava" / "jobs.json"))
         with self.lock:
             self.finished += 1
             where = f" (LAVA {done.lava})" if done.lava else ""
@@ -266,14 +268,17 @@ class JobRunner:
             self.pool.shutdown()
 
 
-def lava_jobs(path: pathlib.Path) -> str:
+def lava_jobs(path: pathlib.Path) -> tuple[str, float, float]:
     """The LAVA jobs a boot took (sfp_lab.run_job's jobs.json), as
-    'ID@DEVICE' joined by ' then ' (a resubmission), else ''."""
+    'ID@DEVICE' joined by ' then ' (a resubmission), with their seconds
+    queued and running; ('', 0, 0) for none."""
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return ""
-    return " then ".join(f"{r.get('job_id', '?')}@{r.get('device') or '-'}" for r in rows)
+        return "", 0.0, 0.0
+    return (" then ".join(f"{r.get('job_id', '?')}@{r.get('device') or '-'}" for r in rows),
+            sum(float(r.get("queued") or 0) for r in rows),
+            sum(float(r.get("ran") or 0) for r in rows))
 
 
 def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
@@ -288,11 +293,23 @@ def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
 def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> str:
     """jobs.tsv: a row per job (what sfp fanout schedules on paper), then
     the job set's wall time against the sum of its jobs (HOW says what
-    ran at once; default: WORKERS boots)."""
+    ran at once; default: WORKERS boots). For LAVA jobs, also each one's
+    job and device and its seconds queued and running (the server's
+    stamps); the sum is then of the running, on the server's devices."""
     lava = any(d.lava for d in done)
-    rows = ["variant\tboot\tseconds\texit\tpassed\tfailed" + ("\tlava" if lava else "")]
+    rows = ["variant\tboot\tseconds\texit\tpassed\tfailed"
+            + ("\tlava\tqueued\tran" if lava else "")]
     rows += [f"{d.job.name}\t{d.job.boot}\t{d.seconds:.0f}\t{d.status}\t{d.passed}\t{d.failed}"
-             + (f"\t{d.lava or '-'}" if lava else "") for d in done]
+             + (f"\t{d.lava or '-'}\t{d.queued:.0f}\t{d.ran:.0f}" if lava else "")
+             for d in done]
+    if lava:
+        ran = sum(d.ran for d in done)
+        queued = [d.queued for d in done if d.lava]
+        rows.append(f"# {len(done)} boots, {ran:.0f} s running on the devices, queued "
+                    f"{sum(queued) / len(queued):.0f} s on average and {max(queued):.0f} s at "
+                    f"most, {wall:.0f} s wall with {how or f'{workers} at once'} "
+                    f"({ran / wall if wall else 0:.2f} devices busy on average)")
+        return "\n".join(rows) + "\n"
     total = sum(d.seconds for d in done)
     rows.append(f"# {len(done)} boots, {total:.0f} s of boots, {wall:.0f} s wall with "
                 f"{how or f'{workers} at once'} ({total / wall if wall else 0:.2f}x)")

@@ -94,18 +94,22 @@ class JobSet(unittest.TestCase):
     def test_lava_jobs_column(self):
         # A boot that took two LAVA jobs (a resubmission) and one that took none.
         (self.t / "jobs.json").write_text(json.dumps(
-            [{"job_id": "12", "device": "sfp-qemu-01"}, {"job_id": "15", "device": "sfp-qemu-02"}]))
+            [{"job_id": "12", "device": "sfp-qemu-01", "queued": 30.0, "ran": 5.0},
+             {"job_id": "15", "device": "sfp-qemu-02", "queued": 100.0, "ran": 45.0}]))
         self.assertEqual(sfp_repeat.lava_jobs(self.t / "jobs.json"),
-                         "12@sfp-qemu-01 then 15@sfp-qemu-02")
-        self.assertEqual(sfp_repeat.lava_jobs(self.t / "none.json"), "")
+                         ("12@sfp-qemu-01 then 15@sfp-qemu-02", 130.0, 50.0))
+        self.assertEqual(sfp_repeat.lava_jobs(self.t / "none.json"), ("", 0.0, 0.0))
         job = sfp_repeat.BootJob("v", 1, (), self.t, self.t / "v" / "1")
-        done = [sfp_repeat.Done(job, 60.0, 0, 65, 0, "12@sfp-qemu-01 then 15@sfp-qemu-02"),
-                sfp_repeat.Done(job, 61.0, 0, 65, 0)]
+        done = [sfp_repeat.Done(job, 200.0, 0, 65, 0, "12@sfp-qemu-01 then 15@sfp-qemu-02",
+                                130.0, 50.0),
+                sfp_repeat.Done(job, 61.0, 0, 65, 0, "16@sfp-qemu-01", 10.0, 50.0)]
         table = sfp_repeat.jobs_table(done, 2, 100.0, "the server scheduling").splitlines()
-        self.assertEqual(table[0], "variant\tboot\tseconds\texit\tpassed\tfailed\tlava")
-        self.assertEqual(table[1].split("\t")[-1], "12@sfp-qemu-01 then 15@sfp-qemu-02")
-        self.assertEqual(table[2].split("\t")[-1], "-")
-        self.assertIn("100 s wall with the server scheduling (1.21x)", table[-1])
+        self.assertEqual(table[0], "variant\tboot\tseconds\texit\tpassed\tfailed\tlava\tqueued\tran")
+        self.assertEqual(table[1].split("\t")[-3:], ["12@sfp-qemu-01 then 15@sfp-qemu-02", "130",
+                                                     "50"])
+        self.assertEqual(table[-1], "# 2 boots, 100 s running on the devices, queued 70 s on "
+                                    "average and 130 s at most, 100 s wall with the server "
+                                    "scheduling (1.00 devices busy on average)")
 
 
 if __name__ == "__main__":
