@@ -53,9 +53,10 @@ help:
 	@echo "make bench-cost [COST_TOPOLOGIES=smp4] [DURATION=3] [REPS=3] [BUSY=0] [ICOUNT=1 [SEED=1]]"
 	@echo "                the newly-idle balance's cost in guest instructions (a QEMU plugin),"
 	@echo "                baseline vs patched; ICOUNT=1: deterministic guests (sfp bench --icount)"
-	@echo "make matrix [MATRIX_OPTS=]  every linux-source point release Debian serves, per"
-	@echo "                line: features, baseline, series applies, reproduced; newest and"
-	@echo "                oldest built, booted and tested (docs/records/matrix.md)"
+	@echo "make matrix [MATRIX_OPTS=] [MATRIX_OUT=]  every linux-source point release Debian"
+	@echo "                serves, per line: features, baseline, series applies, reproduced;"
+	@echo "                newest and oldest built, booted and tested ($(BUILD)/matrix.md;"
+	@echo "                MATRIX_OUT=docs/records/matrix.md renews the committed record)"
 	@echo "make robot [ROBOT_OPTS=--quick]  the series as the kernel test robot builds it:"
 	@echo "                per patch, per config of kernel-config/robot/, W=1 and sparse"
 	@echo "                against series-base, arm64 ($(BUILD)/LINE/robot/table.md)"
@@ -172,8 +173,9 @@ bench-cost: prepare
 	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) --busy $(BUSY) $(if $(ICOUNT),--icount --seed $(SEED))
 
 MATRIX_OPTS ?=
+MATRIX_OUT ?= $(BUILD)/matrix.md
 matrix: setup
-	./sfp matrix $(MATRIX_OPTS) $(BOOT_JOBS_OPT) -o docs/records/matrix.md
+	./sfp matrix $(MATRIX_OPTS) $(BOOT_JOBS_OPT) -o $(MATRIX_OUT)
 
 # Every line has its build directory, $(BUILD)/LINE (say build/6.1).
 clean:
