@@ -11,7 +11,8 @@
  * the last CPU offline takes that CPU's contribution out of the child
  * group's tg_load_avg (since v6.8 clear_tg_load_avg() does, before that
  * the update as its task migrates away), and putting it back online
- * brings a contribution back; the root group's stay 0 throughout. The
+ * brings a contribution back; the root group's stay 0 throughout; the
+ * same for a group nested under a first-level one. The
  * check is that the group's tg_load_avg matches the sum of the online
  * CPUs' tg_load_avg_contrib within 10%: a contribution left behind by the
  * offline CPU is a quarter of the total on 4 CPUs. One read of
@@ -41,7 +42,7 @@
 
 FIXTURE(root_tg) {
 	struct sfp_knob autogroup;
-	struct sfp_undo_entry *cpu_controller, *rm_cgroup, *online;
+	struct sfp_undo_entry *cpu_controller, *rm_cgroup, *online, *rm_nest, *rm_nest_child;
 	char cgroup[128];
 	int cpus[SFP_MAX_CPUS];
 	int ncpus;
@@ -113,6 +114,8 @@ FIXTURE_TEARDOWN(root_tg)
 {
 	sfp_undo_now(self->online);
 	sfp_kill(self->hogs, self->nhogs);
+	sfp_undo_now(self->rm_nest_child);
+	sfp_undo_now(self->rm_nest);
 	sfp_undo_now(self->rm_cgroup);
 	sfp_undo_now(self->cpu_controller);
 	sfp_knob_restore(&self->autogroup);
@@ -267,25 +270,25 @@ static bool group_consistent(struct __test_metadata *_metadata, const char *when
 	return ok;
 }
 
-TEST_F(root_tg, cpu_offline_online)
+/*
+ * A busy task of group @cgroup (a path under CGROUP_ROOT) on every CPU;
+ * the group's figures agree with all CPUs online, with the last one
+ * offline, and with it back.
+ */
+static void offline_online(struct __test_metadata *_metadata, FIXTURE_DATA(root_tg) *self,
+			   const char *cgroup)
 {
-	const char *name = strrchr(self->cgroup, '/');
+	const char *name = cgroup + strlen(CGROUP_ROOT);
 	int i, cpu = self->cpus[self->ncpus - 1];
 	char path[64];
 	pid_t last;
 
-	EXPECT_TRUE(!self->setup_error) {
-		TH_LOG("setup: %s", self->setup_error);
-		return;
-	}
 	snprintf(path, sizeof(path), CPU_ONLINE_FMT, cpu);
 	if (self->ncpus < 2 || cpu == 0 || access(path, W_OK))
 		SKIP(return, "cannot take CPU %d offline (%s)", cpu, path);
 
-	/* A busy task of the child group on every CPU. */
 	for (i = 0; i < self->ncpus; i++)
-		self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[i], self->cgroup,
-							    sfp_hog, 0);
+		self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[i], cgroup, sfp_hog, 0);
 	last = self->hogs[self->nhogs - 1];
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "all online", name, cpu, true)) {
@@ -313,6 +316,47 @@ TEST_F(root_tg, cpu_offline_online)
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "back online", name, cpu, true))
 		TH_LOG("CPU %d's contribution did not come back, or the figures never agreed", cpu);
+}
+
+TEST_F(root_tg, cpu_offline_online)
+{
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	offline_online(_metadata, self, self->cgroup);
+}
+
+/*
+ * The same in a group nested under a first-level one: going offline
+ * takes the contribution out of every task group, not only the root's
+ * children.
+ */
+TEST_F(root_tg, cpu_offline_online_nested)
+{
+	char parent[160], child[176], ctl[192];
+
+	EXPECT_TRUE(!self->setup_error) {
+		TH_LOG("setup: %s", self->setup_error);
+		return;
+	}
+	snprintf(parent, sizeof(parent), "%s_nest", self->cgroup);
+	snprintf(child, sizeof(child), "%s/c", parent);
+	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
+	self->rm_nest = sfp_undo_add(parent, "");
+	EXPECT_TRUE(self->rm_nest && !mkdir(parent, 0755)) {
+		sfp_undo_drop(self->rm_nest);
+		TH_LOG("cannot create %s", parent);
+		return;
+	}
+	self->rm_nest_child = sfp_undo_add(child, "");
+	EXPECT_TRUE(!sfp_write_file(ctl, "+cpu") && self->rm_nest_child &&
+		    !mkdir(child, 0755)) {
+		sfp_undo_drop(self->rm_nest_child);
+		TH_LOG("cannot create %s with the cpu controller", child);
+		return;
+	}
+	offline_online(_metadata, self, child);
 }
 
 /*
