@@ -3,8 +3,9 @@
 # or scripts/; the project's facts are in sfp.toml.
 BUILD ?= $(CURDIR)/build
 export BUILD
-# BOOT_JOBS=J: make mutate, bench, stress and matrix boot J guests at once
-# (with BOOT_BACKEND=lava-server, J jobs on the LAVA server).
+# BOOT_JOBS=J: make mutate, bench, stress and matrix boot J guests at once;
+# with BOOT_BACKEND=lava-server make mutate submits every boot as its build
+# ends and the server schedules them, the others keep J jobs on the server.
 BOOT_JOBS_OPT = $(if $(BOOT_JOBS),-j $(BOOT_JOBS))
 
 .PHONY: all run check check-quick certify unit setup prepare patches kunit mutate mutate-generated coverage selftest-ab repeat race stress bench bench-smoke bench-cost bench-lines matrix robot submission clean clean-tree lab lab-down help
@@ -63,11 +64,17 @@ help:
 	@echo "make submission [SUBMISSION_OPTS=--cert]  the upstream tier's patch on the"
 	@echo "                source as given, as you would post it with b4, with"
 	@echo "                get_maintainer.pl's list ($(BUILD)/LINE/submission; sends nothing)"
-	@echo "BOOT_JOBS=J     make mutate, bench, stress and matrix boot J guests at once, or"
-	@echo "                with BOOT_BACKEND=lava-server submit their boots as a job set"
-	@echo "                that the LAVA server queues and schedules"
-	@echo "make lab [LAB_DEVICES=2 LAB_WORKERS=2 LAB_HEALTH=DIR]  install LAVA's server,"
-	@echo "                lavacli and PostgreSQL, and start a local lab (./sfp lab up);"
+	@echo "BOOT_JOBS=J     make mutate, bench, stress and matrix boot J guests at once; with"
+	@echo "                BOOT_BACKEND=lava-server (as root, after make lab) make mutate"
+	@echo "                submits each variant's boots as soon as it is built and the server"
+	@echo "                queues and schedules them (J is no limit); bench, stress and"
+	@echo "                matrix keep J jobs on the server at once"
+	@echo "BOOT_BACKEND=   qemu (default), lava (lava-run here) or lava-server (the lab;"
+	@echo "                LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL:"
+	@echo "                a lab elsewhere, docs/harness.md)"
+	@echo "make lab [LAB_DEVICES=2 LAB_WORKERS=2 LAB_HEALTH=DIR]  (as root) install LAVA's"
+	@echo "                server, lavacli, gunicorn and PostgreSQL, and start a local lab"
+	@echo "                (./sfp lab up: 1-16 devices, workers at most one per device);"
 	@echo "                make lab-down stops it"
 	@echo "make clean      remove what $(BUILD)/LINE holds for every line, except the"
 	@echo "                work tree and its edits and the benchmark's reports; and"
@@ -78,7 +85,7 @@ setup:
 	scripts/setup.sh
 
 LAB_DEVICES ?= 2
-LAB_WORKERS ?= $(LAB_DEVICES)
+LAB_WORKERS ?= 2
 lab:
 	scripts/setup.sh --lab
 	./sfp lab up -n $(LAB_DEVICES) -w $(LAB_WORKERS) $(if $(LAB_HEALTH),--health $(LAB_HEALTH))

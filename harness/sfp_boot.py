@@ -77,6 +77,11 @@ class BootRefused(Exception):
     """A request that cannot work; the message is the one line the user sees."""
 
 
+class BootNoResult(Exception):
+    """The boot gave no result, through no fault of the kernel (a LAVA
+    job lost to its infrastructure); the message says why."""
+
+
 @dataclasses.dataclass(frozen=True)
 class BootRequest:
     kernel: pathlib.Path
@@ -253,6 +258,8 @@ class LavaBackend:
         if self.server:
             try:
                 rc, lines = sfp_lab.run_job(d / "job.yaml", seconds, d, req.lava)
+            except sfp_lab.InfrastructureFault as e:
+                raise BootNoResult(str(e)) from e
             except sfp_lab.LabError as e:
                 return Ended("failed", f"LAVA server: {e}")
         else:

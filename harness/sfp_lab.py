@@ -70,6 +70,11 @@ class LabError(Exception):
     """The lab cannot do what was asked; the message says why."""
 
 
+class InfrastructureFault(LabError):
+    """A boot's jobs all ended on an infrastructure error the kernel did
+    not cause: the boot has no result (not a failure of the kernel)."""
+
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -632,6 +637,13 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
     (out / "jobs.json").write_text(json.dumps([dataclasses.asdict(a) for a in attempts],
                                               indent=1) + "\n", encoding="utf-8")
+    if not target.portable and infrastructure_fault(sub, out.parent / "console.log",
+                                                    out.parent / "guest.log"):
+        raise InfrastructureFault(
+            f"LAVA job{'s' * (len(attempts) > 1)} "
+            f"{', '.join(a.job_id + ' on ' + (a.device or '-') for a in attempts)} ended on an "
+            f"infrastructure error ({sub.failure or 'Incomplete'}) and the kernel reported "
+            "nothing: no result")
     head = (f"LAVA server job {sub.job_id} on {sub.device or '-'}: {sub.state}, "
             f"{sub.health}{', ' + sub.failure if sub.failure else ''} "
             f"({sub.queued:.0f} s queued, {sub.ran:.0f} s running)")

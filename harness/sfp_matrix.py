@@ -31,7 +31,7 @@ With -j J the boots are a job set, as sfp mutate -j makes them: every
 version's kernel is built first, in turn (sfp run --build-only, its
 images kept in $BUILD/matrix/jobs-VERSION), then the boots run J at once
 (sfp run --boot-only; with BOOT_BACKEND=lava-server, J jobs on the LAVA
-server). $BUILD/matrix/jobs.tsv has each boot's time.
+server at once, each waited for by its own client). $BUILD/matrix/jobs.tsv has each boot's time.
 
 Work and downloads go to $BUILD/matrix: the .deb files are kept and not
 fetched again. Exit status 1 if a version fails a check or a build and

@@ -442,6 +442,9 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
             problem = sfp_boot.boot(req, data, say)
         except sfp_boot.BootRefused as e:
             raise RunRefused(str(e)) from e
+        except sfp_boot.BootNoResult as e:
+            # No report, so no results.tsv: the boot is judged 'no result'.
+            raise RunFailed(str(e)) from e
         if problem:
             sys.stderr.write(sfp_boot.last_lines(req.logdir / "console.log"))
             print(f"sfp: error: {problem}", file=sys.stderr, flush=True)

@@ -611,6 +611,37 @@ class Resubmission(unittest.TestCase):
     def test_finished_guest_is_not(self):
         self.assertFalse(self.fault("Linux version\n", "sfp-done\n"))
 
+    def test_lost_twice_is_no_result(self):
+        # QEMU lost in the job and in its resubmission: the boot has no
+        # result (sfp_boot makes it BootNoResult), never a failed kernel.
+        out = self.d / "lava"
+        out.mkdir()
+        self.console.write_text("[    0.000000] Linux version 6.1\n")
+        self.guest.write_text("TAP version 13\n")
+        asked = []
+
+        def fake_submit(job, timeout_s, identity, say=print, resubmit="", device_type=""):
+            asked.append(resubmit)
+            return self.lab.Submitted(str(7 + len(asked)), "Finished", "Incomplete",
+                                      f"sfp-qemu-0{len(asked)}", "Connection closed", 60.0, 1.0)
+
+        def fake_record(job_id, identity=""):
+            rec = self.lab.LavaRecord()
+            rec.error_type = "Infrastructure"
+            return rec
+        saved = self.lab.submit, self.lab.record
+        self.lab.submit, self.lab.record = fake_submit, fake_record
+        try:
+            with self.assertRaisesRegex(self.lab.InfrastructureFault,
+                                        "jobs 8 on sfp-qemu-01, 9 on sfp-qemu-02 .*no result"):
+                self.lab.run_job(self.d / "job.yaml", 60, out, say=lambda m: None)
+        finally:
+            self.lab.submit, self.lab.record = saved
+        self.assertEqual(asked, ["", "8"])
+        self.assertEqual([r["job_id"] for r in json.loads((out / "jobs.json").read_text())],
+                         ["8", "9"])
+        self.assertTrue((self.d / "console.job-8.log").is_file())
+
     def test_other_errors_are_not(self):
         self.assertFalse(self.fault("Linux version\n", "", error_type="LAVATimeout"))
         self.assertFalse(self.fault("Linux version\n", "", health="Complete", error_type=""))
