@@ -275,30 +275,38 @@ static bool group_consistent(struct __test_metadata *_metadata, const char *when
  * the group's figures agree with all CPUs online, with the last one
  * offline, and with it back.
  */
-static void offline_online(struct __test_metadata *_metadata, FIXTURE_DATA(root_tg) *self,
+struct offline_run {
+	const int *cpus;
+	int ncpus;
+	pid_t *hogs;
+	int *nhogs;
+	struct sfp_undo_entry **online;
+};
+
+static void offline_online(struct __test_metadata *_metadata, struct offline_run *run,
 			   const char *cgroup)
 {
 	const char *name = cgroup + strlen(CGROUP_ROOT);
-	int i, cpu = self->cpus[self->ncpus - 1];
+	int i, cpu = run->cpus[run->ncpus - 1];
 	char path[64];
 	pid_t last;
 
 	snprintf(path, sizeof(path), CPU_ONLINE_FMT, cpu);
-	if (self->ncpus < 2 || cpu == 0 || access(path, W_OK))
+	if (run->ncpus < 2 || cpu == 0 || access(path, W_OK))
 		SKIP(return, "cannot take CPU %d offline (%s)", cpu, path);
 
-	for (i = 0; i < self->ncpus; i++)
-		self->hogs[self->nhogs++] = sfp_fork_pinned(self->cpus[i], cgroup, sfp_hog, 0);
-	last = self->hogs[self->nhogs - 1];
+	for (i = 0; i < run->ncpus; i++)
+		run->hogs[(*run->nhogs)++] = sfp_fork_pinned(run->cpus[i], cgroup, sfp_hog, 0);
+	last = run->hogs[*run->nhogs - 1];
 	sfp_sleep(SETTLE_S);
 	EXPECT_TRUE(group_consistent(_metadata, "all online", name, cpu, true)) {
 		TH_LOG("all online: the figures never agreed, or CPU %d gave nothing", cpu);
 		return;
 	}
 
-	self->online = sfp_undo_add(path, "1");
-	EXPECT_TRUE(self->online && !sfp_write_file(path, "0")) {
-		sfp_undo_drop(self->online);
+	*run->online = sfp_undo_add(path, "1");
+	EXPECT_TRUE(*run->online && !sfp_write_file(path, "0")) {
+		sfp_undo_drop(*run->online);
 		TH_LOG("cannot take CPU %d offline", cpu);
 		return;
 	}
@@ -310,7 +318,7 @@ static void offline_online(struct __test_metadata *_metadata, FIXTURE_DATA(root_
 		TH_LOG("cannot put CPU %d back online", cpu);
 		return;
 	}
-	sfp_undo_drop(self->online);
+	sfp_undo_drop(*run->online);
 	/* The task that left the CPU stays where it was moved: pin it back. */
 	sfp_pin(last, cpu);
 	sfp_sleep(SETTLE_S);
@@ -320,11 +328,14 @@ static void offline_online(struct __test_metadata *_metadata, FIXTURE_DATA(root_
 
 TEST_F(root_tg, cpu_offline_online)
 {
+	struct offline_run run = { self->cpus, self->ncpus, self->hogs, &self->nhogs,
+				   &self->online };
+
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
 		return;
 	}
-	offline_online(_metadata, self, self->cgroup);
+	offline_online(_metadata, &run, self->cgroup);
 }
 
 /*
@@ -334,13 +345,15 @@ TEST_F(root_tg, cpu_offline_online)
  */
 TEST_F(root_tg, cpu_offline_online_nested)
 {
-	char parent[160], child[176], ctl[192];
+	struct offline_run run = { self->cpus, self->ncpus, self->hogs, &self->nhogs,
+				   &self->online };
+	char parent[112], child[120], ctl[144];
 
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
 		return;
 	}
-	snprintf(parent, sizeof(parent), "%s_nest", self->cgroup);
+	snprintf(parent, sizeof(parent), "%.100s_nest", self->cgroup);
 	snprintf(child, sizeof(child), "%s/c", parent);
 	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", parent);
 	self->rm_nest = sfp_undo_add(parent, "");
@@ -356,7 +369,7 @@ TEST_F(root_tg, cpu_offline_online_nested)
 		TH_LOG("cannot create %s with the cpu controller", child);
 		return;
 	}
-	offline_online(_metadata, self, child);
+	offline_online(_metadata, &run, child);
 }
 
 /*
