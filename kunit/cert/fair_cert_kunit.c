@@ -1993,11 +1993,11 @@ static void sched_fair_test_newidle_end(struct kunit *test, struct sched_fair_te
 					const unsigned int paths[SFT_NI_PATHS])
 {
 	unsigned int balanced = 0;
-	char counts[160];
+	char counts[160] = "";
 	int i, len = 0;
 
 	/*
-	 * One line: before v6.7 a case's debugfs log holds 512 bytes, and a
+	 * One line: on v6.1 a case's debugfs log holds 512 bytes, and a
 	 * result line past them is lost to whatever reads that log.
 	 */
 	for (i = 0; i < SFT_NI_PATHS; i++) {
