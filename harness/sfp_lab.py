@@ -15,8 +15,11 @@ an infrastructure error, and a device that fails it gets no job. Its state is
 in LAB (default $BUILD/lab): pid files, logs, the lavacli identity's
 token. `sfp lab down` stops the processes it started. A job is the same
 definition `lava-run` takes, with device_type sfp-qemu and the QEMU
-options in its context; the job's context sfp_dir names the directory
-QEMU writes the console and the guest's port to.
+options in its context. A job chooses no path on the worker: QEMU writes
+the console and the guest's port into its device's own directory, under
+the run name in the job's context (sfp_run, 32 hex digits; the template
+ignores any other value), and the client moves the two files to the
+boot's log directory once the job has ended.
 
 A lab elsewhere shares no files with this machine, and its QEMU devices
 are of LAVA's stock device type 'qemu'. A boot goes there as a portable
@@ -42,6 +45,8 @@ import signal
 import subprocess
 import sys
 import time
+
+import yaml
 
 import sfp_env
 import sfp_lava
@@ -349,7 +354,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
     # The job context variable of the device type, then the server.
     (ETC / "settings.d" / "50-sfp.yaml").write_text(
         "# sched-fastpath lab: the job context variable of its device type\n"
-        "EXTRA_CONTEXT_VARIABLES: [sfp_dir]\n")
+        "EXTRA_CONTEXT_VARIABLES: [sfp_run]\n")
     if not _server_up():
         say(f"starting lava-server (gunicorn) on {URL}")
         _start(lab, "gunicorn", ["gunicorn3", "lava_server.wsgi", "--log-level", "info",
@@ -439,6 +444,22 @@ def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
     return [lab / "images.pid", *workers, lab / "scheduler.pid", lab / "gunicorn.pid"]
 
 
+RUN_LOG = re.compile(r"[0-9a-f]{32}\.(console|guest)\.log")
+
+
+def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
+    """Remove the logs jobs left in the devices' directories when their
+    client did not take them (a client stopped or lost while its job
+    ran). Only while no worker runs: sfp lab down."""
+    root = root or DEVICE_ROOT
+    left = [f for f in root.glob("*/*.log") if RUN_LOG.fullmatch(f.name)] \
+        if root.is_dir() else []
+    for f in left:
+        f.unlink(missing_ok=True)
+    if left:
+        say(f"removed {len(left)} job logs no client took from {root}")
+
+
 def down(lab: pathlib.Path, say=print) -> None:
     for pidfile in _pidfiles(lab):
         name = pidfile.stem
@@ -458,6 +479,7 @@ def down(lab: pathlib.Path, say=print) -> None:
             _run("pg_ctlcluster", ver, cluster, "stop", check=False)
             say(f"stopped PostgreSQL {ver}/{cluster}, which sfp lab up had started")
         started.unlink()
+    clear_run_logs(say=say)
 
 
 @dataclasses.dataclass
@@ -608,6 +630,34 @@ def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.P
     return "sfp-done" not in text
 
 
+def run_name(job: pathlib.Path) -> str:
+    """The run name of a job for the lab's device type (its context's
+    sfp_run, as harness/lava/sfp-qemu.jinja2 takes it), '' if it has none."""
+    try:
+        definition = yaml.safe_load(job.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise LabError(f"{job}: not a job definition ({e})") from e
+    name = str((definition.get("context") or {}).get("sfp_run") or "")
+    return name if re.fullmatch(r"[0-9a-f]{32}", name) else ""
+
+
+def take_logs(device: str, name: str, dest: pathlib.Path,
+              root: pathlib.Path | None = None) -> None:
+    """Move the console and guest logs a job of run NAME left in DEVICE's
+    directory to DEST/console.log and DEST/guest.log. A file the job did
+    not write is removed from DEST, so that an earlier attempt's is not
+    read as this one's; without NAME nothing is taken."""
+    root = root or DEVICE_ROOT
+    known = bool(name) and bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*", device or ""))
+    for kind in ("console", "guest"):
+        to = dest / f"{kind}.log"
+        src = root / device / f"{name}.{kind}.log" if known else None
+        if src is not None and src.is_file():
+            shutil.move(src, to)
+        else:
+            to.unlink(missing_ok=True)
+
+
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
             target: Target = Target(), say=print) -> tuple[int, list[str]]:
     """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server, wait
@@ -617,14 +667,22 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     log): the status and summary of sfp_lava.report, after a line naming
     the job. A job that ends on an infrastructure fault (see
     infrastructure_fault) is resubmitted (lavacli jobs resubmit: a new job
-    of the same definition), RESUBMITS times at most."""
+    of the same definition), RESUBMITS times at most. A job for the lab's
+    device type leaves its logs in its device's directory (DEVICE_ROOT):
+    they are moved to OUT/.. after each attempt."""
     attempts: list[Submitted] = []
+    run = "" if target.portable else run_name(job)
+    if not target.portable and not run:
+        raise LabError(f"{job}: a job for the lab's device type wants a run name "
+                       "(context sfp_run, 32 hex digits: sfp lava-job --server writes one)")
     while True:
         sub = submit(job, timeout_s + 300, target.identity, say=say,
                      resubmit=attempts[-1].job_id if attempts else "",
                      device_type=target.device_type)
         sub.error_type = record(sub.job_id, target.identity).error_type
         attempts.append(sub)
+        if not target.portable:
+            take_logs(sub.device, run, out.parent)
         if target.portable or len(attempts) > RESUBMITS or not infrastructure_fault(
                 sub, out.parent / "console.log", out.parent / "guest.log"):
             break

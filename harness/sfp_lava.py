@@ -43,6 +43,7 @@ import dataclasses
 import json
 import pathlib
 import re
+import secrets
 
 import yaml
 
@@ -59,6 +60,31 @@ GUEST_START, GUEST_END = _MONITORS["guest"]["start"], _MONITORS["guest"]["end"]
 CASE_LINE = _MONITORS["guest"]["pattern"]
 # The device type of the local lab's devices (sfp_lab, harness/lava/).
 LAB_DEVICE_TYPE = "sfp-qemu"
+
+# The QEMU options a job for the lab's device type may carry in its
+# context (extra_options), as harness/lava/sfp-qemu.jinja2 checks them:
+# flags, options with a value, and the characters a value may have (no
+# path, no space, no quote). -object only makes RAM (-numa's memdev).
+LAB_QEMU_FLAGS = ("-nodefaults", "-no-reboot")
+LAB_QEMU_VALUED = ("-accel", "-cpu", "-smp", "-m", "-numa", "-object", "-icount", "-rtc",
+                   "-seed", "-display")
+LAB_QEMU_VALUE = re.compile(r"[A-Za-z0-9=,._:-]+")
+
+
+def lab_options_refused(options: list[str]) -> str:
+    """What of OPTIONS the lab's device type would refuse ('' if nothing)."""
+    valued = ""
+    for o in options:
+        if valued:
+            if not LAB_QEMU_VALUE.fullmatch(o) or (valued == "-object"
+                                                   and not o.startswith("memory-backend-ram,")):
+                return f"{valued} {o}"
+            valued = ""
+        elif o in LAB_QEMU_VALUED:
+            valued = o
+        elif o not in LAB_QEMU_FLAGS:
+            return o
+    return f"{valued} without a value" if valued else ""
 # LAVA's own QEMU device type (lava-server's qemu.jinja2), which labs have.
 STOCK_DEVICE_TYPE = "qemu"
 # What the stock device type sets itself (memory from the job's context;
@@ -183,8 +209,11 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
     """OUT/job.yaml (and, for lava-run, OUT/device.yaml) for one boot:
     MACHINE's QEMU options, the console logged to CONSOLE and the guest's
     port to GUEST. SERVER: a job for the lab's device type (sfp_lab),
-    which takes the options and the log directory from the job's context
-    and has no device file. ValueError for what cannot be a job."""
+    which takes the options and a run name (sfp_run, 32 random hex
+    digits) from the job's context and has no device file: the worker's
+    QEMU writes NAME.console.log and NAME.guest.log in its device's own
+    directory, and sfp_lab.run_job moves them to CONSOLE and GUEST once
+    the job has ended. ValueError for what cannot be a job."""
     if timeout_s < 1:
         raise ValueError("the timeout wants seconds, 1 or more")
     out.mkdir(parents=True, exist_ok=True)
@@ -195,8 +224,14 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
         if console.parent != guest.parent or (console.name, guest.name) != ("console.log",
                                                                             "guest.log"):
             raise ValueError("a lab job wants DIR/console.log and DIR/guest.log")
+        refused = lab_options_refused(machine)
+        if refused:
+            raise ValueError(f"the lab's device type takes no QEMU option '{refused}' "
+                             "(it takes no path and no option outside "
+                             "sfp_lava.LAB_QEMU_VALUED/LAB_QEMU_FLAGS)")
         definition["device_type"] = LAB_DEVICE_TYPE
-        definition["context"].update({"extra_options": machine, "sfp_dir": str(console.parent)})
+        definition["context"].update({"extra_options": machine,
+                                      "sfp_run": secrets.token_hex(16)})
         write_yaml(out / "job.yaml", definition)
         return
     write_yaml(out / "job.yaml", definition)

@@ -230,7 +230,8 @@ class ServerRecords(unittest.TestCase):
             job = yaml.safe_load((d / "lava" / "job.yaml").read_text())
             self.assertEqual(job["device_type"], "sfp-qemu")
             self.assertEqual(job["context"]["extra_options"], ["-smp", "4"])
-            self.assertEqual(job["context"]["sfp_dir"], str(d.resolve()))
+            self.assertRegex(job["context"]["sfp_run"], r"^[0-9a-f]{32}$")
+            self.assertNotIn("sfp_dir", job["context"])
             self.assertFalse((d / "lava" / "device.yaml").exists())
         finally:
             shutil.rmtree(d)
@@ -412,20 +413,94 @@ class Schema(unittest.TestCase):
         self.schemas.validate(sfp_lava.portable_job(
             "t", "http://lab/k", "http://lab/rd", "a b", 600, PortableJobs.MACHINE, 1024,
             metadata=meta))
-        # The local lab's device type takes its options and log directory
+        # The local lab's device type takes its options and run name
         # from the job's context: a server must allow these variables.
         d = pathlib.Path(tempfile.mkdtemp())
         try:
             sfp_lava.write_job(d, "t", d / "k", d / "i", "a", 60, d / "console.log",
                                d / "guest.log", ["-smp", "2"], server=True, metadata=meta)
             self.schemas.validate(yaml.safe_load((d / "job.yaml").read_text()),
-                                  extra_context_variables=["extra_options", "sfp_dir"])
+                                  extra_context_variables=["extra_options", "sfp_run"])
         finally:
             shutil.rmtree(d)
         bad = sfp_lava.job("t", "/k", "/i", "a", 60)
         bad["actions"][2]["test"]["monitors"][0].pop("pattern")
         with self.assertRaises(Exception):
             self.schemas.validate(bad)
+
+
+class DeviceTemplate(unittest.TestCase):
+    """The lab's device type, rendered as lava-server renders it (a
+    sandboxed Jinja2 over lava-server's base.jinja2): a job's context
+    names no path on the worker."""
+
+    BASE = pathlib.Path("/usr/share/lava-server/device-types")
+
+    def setUp(self):
+        if not (self.BASE / "base.jinja2").is_file():
+            self.skipTest("lava-server's device types are not installed (make lab)")
+        import jinja2.sandbox
+        self.d = pathlib.Path(tempfile.mkdtemp())
+        (self.d / "dev.jinja2").write_text("{% extends 'sfp-qemu.jinja2' %}\n"
+                                           "{% set device_dir = '/var/lib/sfp-lab/d1' %}\n")
+        here = pathlib.Path(__file__).resolve().parent.parent / "lava"
+        self.env = jinja2.sandbox.SandboxedEnvironment(
+            loader=jinja2.FileSystemLoader([str(self.d), str(here), str(self.BASE)]),
+            autoescape=False, trim_blocks=True)
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def files(self, **context):
+        dev = yaml.safe_load(self.env.get_template("dev.jinja2").render(**context))
+        opts = " ".join(dev["actions"]["boot"]["methods"]["qemu"]["parameters"]["options"])
+        follow = dev["commands"]["connections"]["guest"]["connect"]
+        return re.findall(r"(?:logfile=|file:)(\S+)", opts), follow
+
+    def test_run_name(self):
+        name = "0123456789abcdef" * 2
+        logs, follow = self.files(sfp_run=name, extra_options=["-smp", "2"])
+        self.assertEqual(logs, [f"/var/lib/sfp-lab/d1/{name}.console.log",
+                                f"/var/lib/sfp-lab/d1/{name}.guest.log"])
+        self.assertEqual(follow, f"tail -n +1 -F /var/lib/sfp-lab/d1/{name}.guest.log")
+
+    GOOD = ["-accel", "tcg", "-cpu", "max", "-smp", "8,sockets=2,cores=2,threads=2",
+            "-object", "memory-backend-ram,id=m0,size=256M", "-numa",
+            "node,nodeid=0,cpus=0-3,memdev=m0", "-m", "512", "-nodefaults", "-display", "none",
+            "-no-reboot", "-icount", "shift=1,sleep=off", "-rtc",
+            "base=2026-01-01T00:00:00,clock=vm", "-seed", "3"]
+    BAD = ("-smp\ncommands:\n  connections:\n    guest:\n      connect: id",
+           ["-virtfs", "local,path=/"], ["-smp", "4", "-chardev", "file,path=x"],
+           ["-object", "memory-backend-file,mem-path=x"], ["-m"], ["-m", "5 12"],
+           ["-m", "512'"], {"-m": "512"}, [["-m", "512"]])
+
+    def extra(self, options):
+        dev = yaml.safe_load(self.env.get_template("dev.jinja2").render(extra_options=options))
+        return dev["actions"]["boot"]["methods"]["qemu"]["parameters"].get("extra"), dev
+
+    def test_options_the_harness_uses(self):
+        extra, _ = self.extra(self.GOOD)
+        self.assertEqual(extra, self.GOOD)
+        self.assertEqual(sfp_lava.lab_options_refused(self.GOOD), "")
+
+    def test_other_options_fail_the_job(self):
+        # Anything else becomes an option QEMU refuses, and no text of the
+        # job's reaches the device's configuration.
+        for bad in self.BAD:
+            extra, dev = self.extra(bad)
+            self.assertEqual(extra, ["-sfp-lab-refused-the-jobs-extra-options"], bad)
+            self.assertEqual(dev["commands"]["connections"]["guest"]["connect"],
+                             "tail -n +1 -F /var/lib/sfp-lab/d1/guest.log")
+            if isinstance(bad, list) and all(isinstance(o, str) for o in bad):
+                self.assertNotEqual(sfp_lava.lab_options_refused(bad), "", bad)
+
+    def test_no_other_value_names_a_file(self):
+        for bad in ("../../etc/x", "a; reboot", "ABCDEF0123456789" * 2, "ab", 7, None):
+            logs, follow = self.files(sfp_run=bad)
+            self.assertEqual(logs, ["/var/lib/sfp-lab/d1/console.log",
+                                    "/var/lib/sfp-lab/d1/guest.log"], bad)
+            self.assertEqual(follow, "tail -n +1 -F /var/lib/sfp-lab/d1/guest.log")
+        self.assertEqual(self.files()[0][0], "/var/lib/sfp-lab/d1/console.log")
 
 
 class SafeLab(unittest.TestCase):
@@ -616,31 +691,85 @@ class Resubmission(unittest.TestCase):
         # result (sfp_boot makes it BootNoResult), never a failed kernel.
         out = self.d / "lava"
         out.mkdir()
-        self.console.write_text("[    0.000000] Linux version 6.1\n")
-        self.guest.write_text("TAP version 13\n")
+        name = "ab" * 16
+        (self.d / "job.yaml").write_text(yaml.safe_dump({"context": {"sfp_run": name}}))
         asked = []
 
         def fake_submit(job, timeout_s, identity, say=print, resubmit="", device_type=""):
+            # Each attempt's QEMU writes its logs in its device's directory.
             asked.append(resubmit)
+            dev = self.d / "devices" / f"sfp-qemu-0{len(asked)}"
+            dev.mkdir(parents=True)
+            (dev / f"{name}.console.log").write_text(f"[    0.0] Linux version 6.1 #{len(asked)}\n")
+            (dev / f"{name}.guest.log").write_text("TAP version 13\n")
             return self.lab.Submitted(str(7 + len(asked)), "Finished", "Incomplete",
-                                      f"sfp-qemu-0{len(asked)}", "Connection closed", 60.0, 1.0)
+                                      dev.name, "Connection closed", 60.0, 1.0)
 
         def fake_record(job_id, identity=""):
             rec = self.lab.LavaRecord()
             rec.error_type = "Infrastructure"
             return rec
-        saved = self.lab.submit, self.lab.record
+        saved = self.lab.submit, self.lab.record, self.lab.DEVICE_ROOT
         self.lab.submit, self.lab.record = fake_submit, fake_record
+        self.lab.DEVICE_ROOT = self.d / "devices"
         try:
             with self.assertRaisesRegex(self.lab.InfrastructureFault,
                                         "jobs 8 on sfp-qemu-01, 9 on sfp-qemu-02 .*no result"):
                 self.lab.run_job(self.d / "job.yaml", 60, out, say=lambda m: None)
         finally:
-            self.lab.submit, self.lab.record = saved
+            self.lab.submit, self.lab.record, self.lab.DEVICE_ROOT = saved
         self.assertEqual(asked, ["", "8"])
         self.assertEqual([r["job_id"] for r in json.loads((out / "jobs.json").read_text())],
                          ["8", "9"])
-        self.assertTrue((self.d / "console.job-8.log").is_file())
+        # Each attempt's logs were moved out of its device's directory.
+        self.assertIn("#1", (self.d / "console.job-8.log").read_text())
+        self.assertIn("#2", self.console.read_text())
+        self.assertEqual(list((self.d / "devices").rglob("*.log")), [])
+
+    def test_logs_taken_from_the_device_only(self):
+        name = "cd" * 16
+        dev = self.d / "devices" / "sfp-qemu-01"
+        dev.mkdir(parents=True)
+        (dev / f"{name}.console.log").write_text("this job's console\n")
+        self.guest.write_text("an earlier attempt's guest\n")
+        self.lab.take_logs("sfp-qemu-01", name, self.d, self.d / "devices")
+        self.assertEqual(self.console.read_text(), "this job's console\n")
+        # The job wrote no guest log: the earlier attempt's is not kept as its.
+        self.assertFalse(self.guest.exists())
+        # Without a run name nothing is taken (a health check's files stay).
+        (dev / "console.log").write_text("a health check's console\n")
+        self.lab.take_logs("sfp-qemu-01", "", self.d, self.d / "devices")
+        self.assertFalse(self.console.exists())
+        self.assertTrue((dev / "console.log").exists())
+        self.console.write_text("x")
+        # A device name from the server that is not a plain name takes nothing.
+        (self.d / "devices" / f"{name}.console.log").write_text("x")
+        self.lab.take_logs("../devices", name, self.d, self.d / "devices")
+        self.assertFalse(self.console.exists())
+
+    def test_lab_job_without_run_name_refused(self):
+        job = self.d / "job.yaml"
+        job.write_text(yaml.safe_dump({"context": {"sfp_run": "../x"}}))
+        with self.assertRaisesRegex(self.lab.LabError, "wants a run name"):
+            self.lab.run_job(job, 60, self.d / "lava", say=lambda m: None)
+
+    def test_lab_down_clears_what_no_client_took(self):
+        dev = self.d / "devices" / "sfp-qemu-02"
+        dev.mkdir(parents=True)
+        for f in ("ef" * 16 + ".console.log", "ef" * 16 + ".guest.log", "console.log",
+                  "notes.log"):
+            (dev / f).write_text("x")
+        said = []
+        self.lab.clear_run_logs(self.d / "devices", say=said.append)
+        self.assertEqual(sorted(f.name for f in dev.iterdir()), ["console.log", "notes.log"])
+        self.assertEqual(said, [f"removed 2 job logs no client took from {self.d / 'devices'}"])
+
+    def test_run_name(self):
+        job = self.d / "job.yaml"
+        for context, want in (({"sfp_run": "ef" * 16}, "ef" * 16), ({"sfp_run": "../x"}, ""),
+                              ({}, "")):
+            job.write_text(yaml.safe_dump({"context": context}))
+            self.assertEqual(self.lab.run_name(job), want)
 
     def test_other_errors_are_not(self):
         self.assertFalse(self.fault("Linux version\n", "", error_type="LAVATimeout"))
