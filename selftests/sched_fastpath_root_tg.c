@@ -328,8 +328,10 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 
 TEST_F(root_tg, cpu_offline_online)
 {
-	struct offline_run run = { self->cpus, self->ncpus, self->hogs, &self->nhogs,
-				   &self->online };
+	struct offline_run run = {
+		.cpus = self->cpus, .ncpus = self->ncpus, .hogs = self->hogs,
+		.nhogs = &self->nhogs, .online = &self->online,
+	};
 
 	EXPECT_TRUE(!self->setup_error) {
 		TH_LOG("setup: %s", self->setup_error);
@@ -345,8 +347,10 @@ TEST_F(root_tg, cpu_offline_online)
  */
 TEST_F(root_tg, cpu_offline_online_nested)
 {
-	struct offline_run run = { self->cpus, self->ncpus, self->hogs, &self->nhogs,
-				   &self->online };
+	struct offline_run run = {
+		.cpus = self->cpus, .ncpus = self->ncpus, .hogs = self->hogs,
+		.nhogs = &self->nhogs, .online = &self->online,
+	};
 	char parent[112], child[120], ctl[144], online[64];
 	int cpu = self->cpus[self->ncpus - 1];
 
