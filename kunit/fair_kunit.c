@@ -12,11 +12,11 @@
  *    below does not.
  *
  * Every cfs_rq, task group, runqueue, root domain, sched domain and group
- * written here is a zeroed fake owned by the case; the runqueue a cfs_rq
- * points to for its CPU and clock is only read. The one live object a
- * case can write is root_task_group.load_avg, and only on a kernel that
- * lacks the root-group skip the case is there to catch; it then takes
- * its own contribution back out. Tracepoints on the functions see the
+ * here is a zeroed fake owned by the case; the live runqueues are not
+ * touched. The one live object a case can write is
+ * root_task_group.load_avg, and only on a kernel that lacks the
+ * root-group skip the case is there to catch; it then takes its own
+ * contribution back out. Tracepoints on the functions see the
  * fakes. No case waits for anything, retries or depends on the load of
  * the machine;
  * the cases that update a group's load_avg need sched_clock to be 1 ms
@@ -78,28 +78,90 @@ kunit_test_suite(sched_fair_fastpaths_suite);
 #ifdef CONFIG_FAIR_GROUP_SCHED
 
 /*
+ * A fake runqueue whose PELT clock stands at SFT_PELT_NOW, so that nothing
+ * decays but what a case asks to. Its CPU number, for cpu_of() and
+ * sched_clock_cpu(), is an active CPU's, set again under the hotplug lock
+ * by sched_fair_test_rq_lock().
+ */
+#define SFT_PELT_NOW	NSEC_PER_SEC
+
+static struct rq *sched_fair_test_pelt_rq(struct kunit *test)
+{
+	struct rq *rq = kunit_kzalloc(test, sizeof(*rq), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rq);
+	raw_spin_lock_init(&rq->__lock);
+	INIT_LIST_HEAD(&rq->leaf_cfs_rq_list);
+	rq->tmp_alone_branch = &rq->leaf_cfs_rq_list;
+	rq->cpu = cpumask_first(cpu_active_mask);
+	rq->clock_pelt = SFT_PELT_NOW;
+	/* As if update_rq_clock() had run under the lock. */
+	rq->clock_update_flags = RQCF_UPDATED;
+	return rq;
+}
+
+/*
+ * Lock @rq as the callers of the functions under test do, and hold CPU
+ * hotplug off so that @rq's CPU, made an active one, stays active:
+ * update_tg_load_avg() leaves an inactive CPU's cfs_rqs alone.
+ */
+static void sched_fair_test_rq_lock(struct rq *rq)
+	__acquires(__rq_lockp(rq))
+{
+	cpus_read_lock();
+	rq->cpu = cpumask_first(cpu_active_mask);
+	raw_spin_rq_lock_irq(rq);
+}
+
+static void sched_fair_test_rq_unlock(struct rq *rq)
+	__releases(__rq_lockp(rq))
+{
+	raw_spin_rq_unlock_irq(rq);
+	cpus_read_unlock();
+}
+
+/*
  * Make @cfs_rq a fresh cfs_rq of @tg whose load is @load, of which
- * @contrib was last propagated to the group (at time 0).
+ * @contrib was last propagated to the group (at time 0); it keeps its
+ * runqueue.
  */
 static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
 					unsigned long contrib, unsigned long load)
 {
+	struct rq *rq = cfs_rq->rq;
+
 	memset(cfs_rq, 0, sizeof(*cfs_rq));
+	cfs_rq->rq = rq;
 	cfs_rq->tg = tg;
-	/* Only cpu_of() and sched_clock_cpu() of this runqueue are used. */
-	cfs_rq->rq = cpu_rq(cpumask_first(cpu_active_mask));
 	cfs_rq->tg_load_avg_contrib = contrib;
 	cfs_rq->avg.load_avg = load;
 }
 
-static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
-					     unsigned long contrib, unsigned long load)
+static struct cfs_rq *sched_fair_test_cfs_rq_on(struct kunit *test, struct rq *rq,
+						struct task_group *tg, unsigned long contrib,
+						unsigned long load)
 {
 	struct cfs_rq *cfs_rq = kunit_kzalloc(test, sizeof(*cfs_rq), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, cfs_rq);
+	cfs_rq->rq = rq;
 	sched_fair_test_cfs_rq_init(cfs_rq, tg, contrib, load);
 	return cfs_rq;
+}
+
+/* The same on a fake runqueue of its own. */
+static struct cfs_rq *sched_fair_test_cfs_rq(struct kunit *test, struct task_group *tg,
+					     unsigned long contrib, unsigned long load)
+{
+	return sched_fair_test_cfs_rq_on(test, sched_fair_test_pelt_rq(test), tg, contrib, load);
+}
+
+/* update_tg_load_avg() of @cfs_rq, under its runqueue's lock. */
+static void sched_fair_test_update(struct cfs_rq *cfs_rq)
+{
+	sched_fair_test_rq_lock(cfs_rq->rq);
+	update_tg_load_avg(cfs_rq);
+	sched_fair_test_rq_unlock(cfs_rq->rq);
 }
 
 #if SFT_HAVE_RATE_LIMIT
@@ -133,7 +195,7 @@ static void sched_fair_test_root_tg_update_skipped(struct kunit *test)
 						       100 * SFT_CONTRIB);
 
 	sched_fair_test_need_rate_limit_past(test);
-	update_tg_load_avg(cfs_rq);
+	sched_fair_test_update(cfs_rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 0UL,
 			    "a root cfs_rq's load change was propagated to root_task_group");
@@ -147,7 +209,9 @@ static void sched_fair_test_root_tg_clear_skipped(struct kunit *test)
 	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, &root_task_group,
 						       SFT_CONTRIB, SFT_CONTRIB);
 
+	sched_fair_test_rq_lock(cfs_rq->rq);
 	clear_tg_load_avg(cfs_rq);
+	sched_fair_test_rq_unlock(cfs_rq->rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, SFT_CONTRIB,
 			    "clear_tg_load_avg() took a root cfs_rq's contribution out of root_task_group");
@@ -163,7 +227,7 @@ static void sched_fair_test_child_tg_update_propagated(struct kunit *test)
 						       SFT_CONTRIB + SFT_STEP + 1);
 
 	sched_fair_test_need_rate_limit_past(test);
-	update_tg_load_avg(cfs_rq);
+	sched_fair_test_update(cfs_rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_STEP + 1,
 			    "a change of contrib/64 + 1 did not reach a child group's load_avg");
@@ -181,8 +245,8 @@ static void sched_fair_test_child_tg_below_threshold_kept(struct kunit *test)
 						     SFT_CONTRIB - SFT_STEP);
 
 	sched_fair_test_need_rate_limit_past(test);
-	update_tg_load_avg(up);
-	update_tg_load_avg(down);
+	sched_fair_test_update(up);
+	sched_fair_test_update(down);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg_up->load_avg), 0L,
 			    "a change of exactly +contrib/64 was propagated");
@@ -201,7 +265,9 @@ static void sched_fair_test_child_tg_clear_taken_out(struct kunit *test)
 	struct task_group *tg = sched_fair_test_tg(test, 3 * SFT_CONTRIB);
 	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, SFT_CONTRIB);
 
+	sched_fair_test_rq_lock(cfs_rq->rq);
 	clear_tg_load_avg(cfs_rq);
+	sched_fair_test_rq_unlock(cfs_rq->rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), 2 * (long)SFT_CONTRIB,
 			    "an offline CPU's contribution stayed in a child group's load_avg");
@@ -213,35 +279,15 @@ static void sched_fair_test_child_tg_clear_taken_out(struct kunit *test)
 /*
  * The callers of update_tg_load_avg() that change a cfs_rq's load: a task
  * attached to or detached from a group's cfs_rq, and the decay of an idle
- * group's blocked load. Each runs on a fake runqueue, under its lock, whose
- * PELT clock stands at SFT_PELT_NOW, so that nothing decays but what the
- * case asks to.
+ * group's blocked load.
  */
-#define SFT_PELT_NOW	NSEC_PER_SEC
-
-static struct rq *sched_fair_test_pelt_rq(struct kunit *test)
-{
-	struct rq *rq = kunit_kzalloc(test, sizeof(*rq), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, rq);
-	raw_spin_lock_init(&rq->__lock);
-	INIT_LIST_HEAD(&rq->leaf_cfs_rq_list);
-	rq->tmp_alone_branch = &rq->leaf_cfs_rq_list;
-	/* An active CPU: update_tg_load_avg() leaves an inactive one's alone. */
-	rq->cpu = cpumask_first(cpu_active_mask);
-	rq->clock_pelt = SFT_PELT_NOW;
-	/* As if update_rq_clock() had run under the lock. */
-	rq->clock_update_flags = RQCF_UPDATED;
-	return rq;
-}
 
 /* A group's cfs_rq on @rq, its averages last updated at SFT_PELT_NOW. */
 static struct cfs_rq *sched_fair_test_group_cfs_rq(struct kunit *test, struct rq *rq,
 						   struct task_group *tg, unsigned long load)
 {
-	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, load, load);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq_on(test, rq, tg, load, load);
 
-	cfs_rq->rq = rq;
 	cfs_rq->avg.load_sum = load * get_pelt_divider(&cfs_rq->avg);
 	cfs_rq->avg.last_update_time = SFT_PELT_NOW;
 	return cfs_rq;
@@ -307,9 +353,9 @@ static void sched_fair_test_group_task_run(struct kunit *test, bool attached,
 
 	sched_fair_test_need_rate_limit_past(test);
 	sched_fair_test_group_task_init(test, &g, attached);
-	raw_spin_rq_lock_irq(g.rq);
+	sched_fair_test_rq_lock(g.rq);
 	op(&g);
-	raw_spin_rq_unlock_irq(g.rq);
+	sched_fair_test_rq_unlock(g.rq);
 
 	KUNIT_EXPECT_EQ_MSG(test, g.cfs_rq->avg.load_avg, load,
 			    "%s: the entity's load was not %s the cfs_rq", what,
@@ -380,9 +426,9 @@ static void sched_fair_test_child_tg_decay_on_update_propagated(struct kunit *te
 	sched_fair_test_need_rate_limit_past(test);
 	cfs_rq->avg.last_update_time = SFT_PELT_NOW - 64 * NSEC_PER_MSEC;
 
-	raw_spin_rq_lock_irq(rq);
+	sched_fair_test_rq_lock(rq);
 	update_load_avg(cfs_rq, se, UPDATE_TG);
-	raw_spin_rq_unlock_irq(rq);
+	sched_fair_test_rq_unlock(rq);
 
 	KUNIT_ASSERT_LT_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB / 2,
 			    "the cfs_rq's load did not decay");
@@ -411,10 +457,10 @@ static void sched_fair_test_child_tg_blocked_decay_propagated(struct kunit *test
 	KUNIT_ASSERT_NOT_NULL(test, tg->se);
 	sched_fair_test_need_rate_limit_past(test);
 	cfs_rq->avg.last_update_time = SFT_PELT_NOW - 64 * NSEC_PER_MSEC;
-	raw_spin_rq_lock_irq(rq);
+	sched_fair_test_rq_lock(rq);
 	list_add_leaf_cfs_rq(cfs_rq);
 	__update_blocked_fair(rq, &done);
-	raw_spin_rq_unlock_irq(rq);
+	sched_fair_test_rq_unlock(rq);
 
 	KUNIT_ASSERT_LT_MSG(test, cfs_rq->avg.load_avg, SFT_CONTRIB / 2,
 			    "the idle cfs_rq's load did not decay");
