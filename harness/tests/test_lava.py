@@ -552,6 +552,19 @@ class SafeLab(unittest.TestCase):
         finally:
             self.lab._server_devices = saved
 
+    def test_device_type_of_an_earlier_lab_is_its_own(self):
+        # A template an earlier version of the lab installed (before it
+        # carried the mark) is renewed; somebody else's is not touched.
+        dt = self.etc / "dispatcher-config" / "device-types" / "sfp-qemu.jinja2"
+        dt.parent.mkdir(parents=True)
+        self.lab._cmdlines = lambda: {}
+        dt.write_text("{# SPDX-License-Identifier: GPL-2.0 #}\n{# sched-fastpath's LAVA device "
+                      "type: a QEMU guest on the worker's own\n   host. #}\n")
+        self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc), [])
+        dt.write_text("{% extends 'base.jinja2' %}\n")
+        self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc),
+                         [f"{dt} is not the lab's"])
+
     def test_own_lab_is_not_foreign(self):
         (self.d / "lab").mkdir()
         (self.d / "lab" / "worker.pid").write_text("4242")
