@@ -88,7 +88,7 @@ LAB_DEVICES ?= 2
 LAB_WORKERS ?= 2
 lab:
 	scripts/setup.sh --lab
-	./sfp lab up -n $(LAB_DEVICES) -w $(LAB_WORKERS) $(if $(LAB_HEALTH),--health $(LAB_HEALTH))
+	./sfp lab up --devices $(LAB_DEVICES) -w $(LAB_WORKERS) $(if $(LAB_HEALTH),--health $(LAB_HEALTH))
 
 lab-down:
 	./sfp lab down
@@ -127,7 +127,7 @@ kunit: prepare
 MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1
 mutate: prepare
-	./sfp mutate -k $(MUTATE_BOOTS) -d $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT)
+	./sfp mutate -k $(MUTATE_BOOTS) --debug-boots $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT)
 
 GEN_BOOTS ?= 1
 mutate-generated: prepare
@@ -150,7 +150,7 @@ repeat:
 BOOTS ?= 4
 RACE_SECONDS ?= 60
 race: prepare
-	./sfp race -n $(BOOTS) -d $(RACE_SECONDS)
+	./sfp race -k $(BOOTS) -d $(RACE_SECONDS)
 
 MIN ?= 10
 STRESS_SECONDS ?=
@@ -158,14 +158,14 @@ RUNS ?= 1
 STRESS_KERNELS ?= patched
 STRESS_KIND ?= debug
 stress: prepare
-	./sfp stress $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),-m $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(BOOT_JOBS_OPT) $(STRESS_KERNELS)
+	./sfp stress $(if $(STRESS_SECONDS),-S $(STRESS_SECONDS),--minutes $(MIN)) $(if $(TOPOLOGY),-t $(TOPOLOGY)) -K $(STRESS_KIND) -N $(RUNS) -b $(BUSY) $(BOOT_JOBS_OPT) $(STRESS_KERNELS)
 
 TOPOLOGIES ?= smp2 smp8 smt2x2x2 sock4x2
 DURATION ?= 3
 REPS ?= 3
 NEWIDLE ?= measure
 bench: prepare
-	./sfp bench -t "$(TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) $(BOOT_JOBS_OPT)
+	./sfp bench -t "$(TOPOLOGIES)" -d $(DURATION) --reps $(REPS) -F $(NEWIDLE) $(BOOT_JOBS_OPT)
 
 bench-lines:
 	./sfp bench-lines $(BENCH_RUNS)
@@ -177,7 +177,7 @@ COST_TOPOLOGIES ?= smp4
 ICOUNT ?=
 SEED ?= 1
 bench-cost: prepare
-	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) -r $(REPS) -F $(NEWIDLE) --busy $(BUSY) $(if $(ICOUNT),--icount --seed $(SEED))
+	./sfp bench --cost -t "$(COST_TOPOLOGIES)" -d $(DURATION) --reps $(REPS) -F $(NEWIDLE) --busy $(BUSY) $(if $(ICOUNT),--icount --seed $(SEED))
 
 MATRIX_OPTS ?=
 MATRIX_OUT ?= $(BUILD)/matrix.md

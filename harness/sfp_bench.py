@@ -519,7 +519,7 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
     # worktree laid out like the main tree, so ccache serves the second
     # build from the first; later runs only rebuild what changed.
     guest = ["-K", "bench", "-x", str(bins / "sfp_bench"), *[a for p in PROGRAMS
-                                                             for a in ("-b", str(bins / p))],
+                                                             for a in ("--bin", str(bins / p))],
              "--perf"]
     sfp = str(ROOT / "sfp")
     # The cost mode's one change to both kernels: the newly-idle balance

@@ -600,8 +600,9 @@ class Check:
                  f"the distribution's config '{c}/nonexistent.xz' not found",
                  [SFP, "run", "-K", "distro"],
                  _env(self.env, DISTRO_CONFIG=f"{c}/nonexistent.xz")),
-                ("sfp stress -m abc", "-m wants a whole number of minutes > 0, not 'abc'",
-                 [SFP, "stress", "-m", "abc"], None),
+                ("sfp stress --minutes abc",
+                 "--minutes wants a whole number of minutes > 0, not 'abc'",
+                 [SFP, "stress", "--minutes", "abc"], None),
                 ("sfp stress -t sock4x2 (kind debug)", "kernel kind 'debug' is built without",
                  [SFP, "stress", "-t", "sock4x2"], None),
                 ("sfp bench -t 'smp2 mesh'", "unknown topology 'mesh'",
@@ -611,7 +612,7 @@ class Check:
                 ("sfp mutate -k 0", "-k needs a number of boots", [SFP, "mutate", "-k", "0"],
                  None),
                 ("BOOT_BACKEND=vm sfp boot", "-B wants qemu, lava or lava-server, not 'vm'",
-                 [SFP, "boot", "-k", SFP, "-i", SFP, "-l", str(c / "logs-bad")],
+                 [SFP, "boot", "--kernel", SFP, "-i", SFP, "-l", str(c / "logs-bad")],
                  _env(self.env, BOOT_BACKEND="vm"))):
             checks.append((what, lambda w=what, p=pat, cm=cmd, e=env:
                            self.refused_row(out, w, p, cm, e)))
@@ -681,7 +682,7 @@ class Check:
         c = self.chk
         # -s does not choose the line: a 6.1 source on the 6.12 line is refused...
         self.expect_error(out, "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=",
-                          [SFP, "prepare", "-s", str(c / "line61"), "-o", str(c / "wt-61")],
+                          [SFP, "prepare", "--source", str(c / "line61"), "-o", str(c / "wt-61")],
                           _env(self.env, ("KSRC",), LINE="6.12", LINE_FROM="default"))
         # ...KSRC does, and the 6.1 series applies to it
         if self.run(out, [SFP, "prepare", "-o", str(c / "wt-61")],
@@ -781,13 +782,13 @@ class Check:
                     self.path_without("qemu-system-x86_64")
                 self.t("missing_package", self.error_case(
                     "ccache not found: install the Debian package 'ccache'",
-                    [SFP, "build-kernel", "-t", str(c / f"mini-src-{self.default}"), "-o",
+                    [SFP, "build-kernel", "--tree", str(c / f"mini-src-{self.default}"), "--obj",
                      str(c / "obj-x")], _env(self.env, PATH=no_ccache)))
                 (c / "fake-bzImage").write_text("")
                 (c / "fake-initrd").write_text("")
                 self.t("qemu_not_installed", self.error_case(
                     "qemu-system-x86_64 not found: install the Debian package 'qemu-system-x86'",
-                    [SFP, "boot", "-k", str(c / "fake-bzImage"), "-i", str(c / "fake-initrd"),
+                    [SFP, "boot", "--kernel", str(c / "fake-bzImage"), "-i", str(c / "fake-initrd"),
                      "-l", str(c / "logs-x")], _env(self.env, PATH=no_qemu)))
                 if (self.wt / ".git").is_dir():
                     self.t("series_reproduces_source_mini_tree",
@@ -955,11 +956,11 @@ class Check:
             hang = self.tiny_initrd("hang", "/bin/busybox sleep 100000")
             panic = self.tiny_initrd("panic", "exit 1")
             self.t("guest_hang_reported", self.error_case(
-                "guest hung", [SFP, "boot", "-k", str(kimg), "-i", str(hang), "-l",
+                "guest hung", [SFP, "boot", "--kernel", str(kimg), "-i", str(hang), "-l",
                                str(c / "logs-hang")],
                 _env(self.env, BOOT_TIMEOUT="25", SMP="1")))
             self.t("guest_panic_reported", self.error_case(
-                "Kernel panic", [SFP, "boot", "-k", str(kimg), "-i", str(panic), "-l",
+                "Kernel panic", [SFP, "boot", "--kernel", str(kimg), "-i", str(panic), "-l",
                                  str(c / "logs-panic")],
                 _env(self.env, BOOT_TIMEOUT="120", SMP="1")))
 
@@ -989,7 +990,7 @@ echo "sfp: guest tiny up" >/dev/console
   echo "sfp-case: pass probe.sfp_lava_pass"; echo "sfp-case: fail probe.sfp_lava_fail"
   echo "sfp-case: skip probe.sfp_lava_skip"; echo sfp-done; } >/dev/ttyS1
 /bin/busybox reboot -f""")
-        if self.run(out, [SFP, "boot", "-k", str(self.kimg()), "-i", str(tap), "-l",
+        if self.run(out, [SFP, "boot", "--kernel", str(self.kimg()), "-i", str(tap), "-l",
                           str(c / "logs-lava-tap")],
                     _env(self.env, BOOT_BACKEND="lava", BOOT_TIMEOUT="120", SMP="1")):
             raise CaseFailed("")
@@ -1023,8 +1024,8 @@ echo "sfp: guest tiny up" >/dev/console
         rows[i] = "\t".join(f[:3] + ["FAIL"] + f[4:])
         tsv.write_text("".join(r + "\n" for r in rows))
         want = f"LAVA recorded {f[1]} {f[2]} as fail, the logs have pass"
-        r = subprocess.run([SFP, "report", "-l", str(d), "-t", str(self.wt),
-                            "-k", str(sfp_run.kernel_obj(self.build, "patched")), "-o",
+        r = subprocess.run([SFP, "report", "-l", str(d), "--tree", str(self.wt),
+                            "--obj", str(sfp_run.kernel_obj(self.build, "patched")), "-o",
                             str(d / "r.tsv")],
                            capture_output=True, text=True, check=False)
         out.write(r.stdout + r.stderr)
@@ -1052,16 +1053,17 @@ echo "sfp: guest tiny up" >/dev/console
             panic = self.tiny_initrd("panic", "exit 1")
             self.t("lava_hang_reported", self.error_case(
                 "guest hung: no power-off within 25s",
-                [SFP, "boot", "-k", str(kimg), "-i", str(hang), "-l", str(c / "logs-lava-hang")],
+                [SFP, "boot", "--kernel", str(kimg), "-i", str(hang), "-l",
+                 str(c / "logs-lava-hang")],
                 _env(self.env, BOOT_BACKEND="lava", BOOT_TIMEOUT="25", SMP="1")))
             self.t("lava_panic_reported", self.error_case(
                 "LAVA job failed: .*Kernel panic",
-                [SFP, "boot", "-k", str(kimg), "-i", str(panic), "-l",
+                [SFP, "boot", "--kernel", str(kimg), "-i", str(panic), "-l",
                  str(c / "logs-lava-panic")],
                 _env(self.env, BOOT_BACKEND="lava", BOOT_TIMEOUT="120", SMP="1")))
             self.t("lava_missing_initrd_refused", self.error_case(
                 f"initramfs '{c}/no-such.cpio.gz' not found",
-                [SFP, "boot", "-k", str(kimg), "-i", str(c / "no-such.cpio.gz"), "-l",
+                [SFP, "boot", "--kernel", str(kimg), "-i", str(c / "no-such.cpio.gz"), "-l",
                  str(c / "logs-lava-noinitrd")], _env(self.env, BOOT_BACKEND="lava")))
             self.t("lava_failed_case_recorded", self.lava_failed_case)
             self.t("lava_doctored_record_fails", self.lava_doctored_record)

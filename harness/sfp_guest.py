@@ -21,7 +21,7 @@ the order of /tests/order:
                        back, and a failure), no cgroup of theirs is left
   -x PROGRAM           any extra static program or script (run as its name
                        without .sh)
-Other contents: -b FILE for /bin (not run by itself); -d BINARY, a host
+Other contents: --bin FILE for /bin (not run by itself); --dynamic BINARY, a host
 program dynamically linked, with the libraries it links at their host
 paths; --perf, the host's /usr/bin/perf (Debian linux-perf) likewise.
 
@@ -79,7 +79,8 @@ class Guest:
 
 def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
                flags: tuple[str, ...] | list[str]) -> Guest:
-    """A Guest from sfp run's guest flags: -x P, -b F, -d B and -p, in order."""
+    """A Guest from sfp run's guest flags (--extra P, --bin F, --dynamic B and
+    --perf, in order), as -x, -b, -d and -p."""
     lists: dict[str, list[pathlib.Path]] = {"-x": [], "-b": [], "-d": []}
     perf = False
     i = 0

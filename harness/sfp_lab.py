@@ -2,7 +2,7 @@
 """A LAVA lab on this machine: lava-server, its scheduler and W workers
 sharing N QEMU devices, and jobs submitted to it with lavacli.
 
-`sfp lab up -n N -w W` starts what Debian 12's lava-server and
+`sfp lab up --devices N -w W` starts what Debian 12's lava-server and
 lava-dispatcher packages install (there is no systemd here to start
 them): PostgreSQL, the server under gunicorn on 127.0.0.1:8000, the
 scheduler and W lava-workers (sfp-worker-1..W, each its own process,

@@ -251,9 +251,10 @@ def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
         # Not a miss: the mistake was never shown to a kernel that can see it.
         return dataclasses.replace(
             main, verdict="not judged: only the debug kernel sees it, and none was booted "
-            "(-d 0)", failed_col=(main.failed_col or "none on the main kernel; "),
-            catches=[], messages=main.messages + [f"{main.variant.name}: not judged: only the "
-                                                  "debug kernel sees it (sfp mutate -d N)"])
+            "(--debug-boots 0)", failed_col=(main.failed_col or "none on the main kernel; "),
+            catches=[], messages=main.messages + [
+                f"{main.variant.name}: not judged: only the debug kernel sees it "
+                "(sfp mutate --debug-boots N)"])
     col = (main.failed_col or "none on the main kernel; ") + f"debug kernel: {debug.seen}"
     verdict = debug.verdict if debug.verdict.startswith("caught") else \
         f"{debug.verdict} on the debug kernel"

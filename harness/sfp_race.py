@@ -66,7 +66,7 @@ def plan(data: Data, line: str, *, boots: int, secs: int, vcpus: int,
          lockdep_only: bool) -> Race:
     for v in (boots, secs, vcpus):
         if v <= 0:
-            raise RaceRefused(f"-n, -d and -s want whole numbers > 0, not '{v}'")
+            raise RaceRefused(f"-k, -d and -s want whole numbers > 0, not '{v}'")
     if vcpus > MAX_VCPUS:
         raise RaceRefused(f"-s {vcpus}: the config has NR_CPUS={MAX_VCPUS}")
     try:
@@ -186,7 +186,7 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
                        str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
         raise RaceRefused("cannot build bench/sfp_pool.c")
     report("", "## Oops rate under load", "",
-           f"Command: `./sfp race -n {r.boots} -d {r.secs} -s {r.vcpus}`: {r.vcpus} vCPUs under",
+           f"Command: `./sfp race -k {r.boots} -d {r.secs} -s {r.vcpus}`: {r.vcpus} vCPUs under",
            f"multi-threaded TCG on a {os.cpu_count()}-core host; per boot {r.secs} s of "
            "sfp_pool and 4",
            "`usleep 300` loops while 4 readers cat sched/debug.", "",
@@ -203,7 +203,7 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
             log = out / f"rate-{k}-{i}"
             args = ["-K", "race", "-r", "base"] + (["-p", str(r.fix)] if k == "fixed" else [])
             args += ["-n", "race", "-x", str(ROOT / "scripts" / "guest" / "sched_debug_race.sh"),
-                     "-b", str(pool)]
+                     "--bin", str(pool)]
             rc = _sfp_run(args, pathlib.Path(f"{log}.out"), child)
             console, guest = pathlib.Path(f"{log}.console.log"), pathlib.Path(f"{log}.guest.log")
             _keep(build, "race", "console.log", console)

@@ -139,7 +139,7 @@ def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Dat
     if boot_only:
         run.append("--boot-only")
     run += ["-n", s.kind, "-l", str(log), "-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
-            "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"]
+            "--dynamic", "/usr/bin/stress-ng", "--dynamic", "/usr/bin/hackbench"]
     with open(f"{log}.out", "wb") as o:
         rc = subprocess.run(run, stdout=o, stderr=subprocess.STDOUT, env=run_env(s, env),
                             check=False).returncode

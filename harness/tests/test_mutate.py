@@ -130,7 +130,7 @@ class Debug(unittest.TestCase):
         self.assertFalse(d.ok)
 
     def test_debug_only_mutant_without_debug_boots_is_not_judged(self):
-        # Booted on the main kernel only (-d 0): not a miss, and not ok.
+        # Booted on the main kernel only (--debug-boots 0): not a miss, and not ok.
         v = sfp_mutate.Variant("no-pin", "drops a pin", "any", "debug")
         main = sfp_mutate.judge(v, 5, [self.res("", ("s", "a", "PASS"))] * 5, pathlib.Path("/o"))
         got = sfp_mutate.with_debug(main, None)
