@@ -260,7 +260,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     if not duration.isdigit() or int(duration) == 0:
         raise BenchError(f"-d wants a whole number of seconds > 0, not '{duration}'")
     if not reps.isdigit() or int(reps) == 0:
-        raise BenchError(f"-r wants a number of repetitions > 0, not '{reps}'")
+        raise BenchError(f"--reps wants a number of repetitions > 0, not '{reps}'")
     if not topos:
         raise BenchError("-t wants at least one topology")
     if mode not in MODES:

@@ -12,7 +12,7 @@ The series is patches/LINE/series (sfp series --help): LINE is the kernel
 line of $KSRC (6.1.192 is on line 6.1), else $LINE, else sfp.toml's
 default line.
 
-SOURCE (-s, else $KSRC, else $SFP_SRC_<LINE>, else the tarball of the
+SOURCE (--source, else $KSRC, else $SFP_SRC_<LINE>, else the tarball of the
 line's Debian package where it has one) is a kernel git checkout, a
 kernel source directory or a source tarball. A SOURCE on another line
 than $LINE is refused unless LINE was given. The source itself is never

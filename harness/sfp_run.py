@@ -12,16 +12,16 @@ each timed into LOGDIR/stage-times.tsv:
   tree   sfp_prepare (sfp prepare --help) makes or reuses $BUILD/LINE/tree; with -r the
          ref is checked out in the git worktree $BUILD/LINE/wt/NAME/tree and
          the -p patches applied there
-  build  sfp_build (sfp build-kernel --help) with the fragments (-F, else
+  build  sfp_build (sfp build-kernel --help) with the fragments (--only-fragment, else
          the kind's, else the defaults; then -f)
   guest  sfp_guest (sfp build-guest --help): the initramfs
   boot   sfp boot (harness/sfp_boot.py)
   tests  sfp report (harness/sfp_report.py): the header of what was built
          from what, then every stream parsed, into LOGDIR/report.txt
 
-Without -t or -r the work tree $BUILD/LINE/tree is built as it is checked out
+Without --tree or -r the work tree $BUILD/LINE/tree is built as it is checked out
 (a developer edits it and runs again: the build is incremental). A tree
-given with -t is only read. The last run's logs of a name are kept as
+given with --tree is only read. The last run's logs of a name are kept as
 NAME.prev; a log directory given with -l is the caller's and is emptied.
 """
 from __future__ import annotations
@@ -134,11 +134,11 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         pats += [ROOT / p for p in k.patches]
         append = " ".join(a for a in (k.append, append) if a)
     if tree and ref:
-        raise RunRefused("-t and -r exclude each other")
+        raise RunRefused("--tree and -r exclude each other")
     if boot_only and build_only:
         raise RunRefused("--boot-only and --build-only exclude each other")
     if pats and not ref:
-        raise RunRefused("-p needs -r (a tree given with -t is only read)")
+        raise RunRefused("-p needs -r (a tree given with --tree is only read)")
     if images and not boot_only:
         raise RunRefused("--images needs --boot-only")
     frags = [pathlib.Path(f) for f in fragments or []]

@@ -44,7 +44,7 @@ class Plan(unittest.TestCase):
         self.refused("unknown topology 'smp16'", vcpus="2 16")
         self.refused("-t wants at least one topology", topologies="")
         self.refused("-d wants a whole number of seconds > 0, not '0'", duration="0")
-        self.refused("-r wants a number of repetitions > 0, not 'x'", reps="x")
+        self.refused("--reps wants a number of repetitions > 0, not 'x'", reps="x")
         self.refused("-F wants 'measure' or 'shipped', not 'all'", mode="all")
         self.env["MEM"] = "12x"
         self.refused("MEM=12x")

@@ -56,7 +56,7 @@ class Plan(unittest.TestCase):
     def test_refusals(self):
         self.refused("unknown kernel kind 'fast'", kind="fast")
         self.refused("SMP=abc: a number of vCPUs", env={"SMP": "abc"})
-        self.refused("-t and -r exclude each other", tree=str(self.t), ref="patched")
+        self.refused("--tree and -r exclude each other", tree=str(self.t), ref="patched")
         self.refused("--boot-only and --build-only exclude each other", boot_only=True,
                      build_only=True)
         self.refused(r"-p needs -r", patches=[str(ROOT / "sfp")])
