@@ -445,7 +445,10 @@ def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
     return [lab / "images.pid", *workers, lab / "scheduler.pid", lab / "gunicorn.pid"]
 
 
-RUN_LOG = re.compile(r"[0-9a-f]{32}\.(console|guest)\.log")
+# A job's run name (its context's sfp_run, as the device type takes it)
+# and the logs a job of that name leaves in its device's directory.
+RUN_NAME = r"[0-9a-f]{32}"
+RUN_LOG = re.compile(RUN_NAME + r"\.(console|guest)\.log")
 
 
 def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
@@ -639,7 +642,7 @@ def run_name(job: pathlib.Path) -> str:
     except (OSError, yaml.YAMLError) as e:
         raise LabError(f"{job}: not a job definition ({e})") from e
     name = str((definition.get("context") or {}).get("sfp_run") or "")
-    return name if re.fullmatch(r"[0-9a-f]{32}", name) else ""
+    return name if re.fullmatch(RUN_NAME, name) else ""
 
 
 def take_logs(device: str, name: str, dest: pathlib.Path,
