@@ -278,31 +278,43 @@ def debug_table(verdicts: list[DebugVerdict]) -> list[str]:
         [f"| {d.variant.name} | {d.boots} | {d.seen} | {d.verdict} |" for d in verdicts]
 
 
-# The tiers, by the source that defines a suite: the upstream tier's
-# KUnit file, then the certification tier's; a kselftest program is of the
+# The tiers, by the source that defines a case: the upstream tier's
+# KUnit file, then the certification tier's (both are included into
+# fair.c, so a case function sched_fair_test_NAME is defined in one of
+# them only, whichever suite lists it); a kselftest program is of the
 # certification tier; the guest's own checks (guest_*) are the harness's.
 TIER_SOURCES = (("upstream", "kunit/fair_kunit.c"), ("certification", "kunit/cert/fair_cert_kunit.c"))
 TIER_NAMES = ("upstream", "certification", "guest")
 
 
 def suite_tiers(root: pathlib.Path) -> dict[str, str]:
-    """Suite name -> tier, from the KUnit sources' suite definitions and
-    the kselftest programs in selftests/."""
+    """Suite name, and KUnit case name (its function's name without the
+    prefix), -> tier: from the KUnit sources' suite definitions and case
+    functions, and the kselftest programs in selftests/."""
     out: dict[str, str] = {}
     for tier, src in TIER_SOURCES:
-        for m in re.finditer(r'^\t\.name = "(\w+)",$', (root / src).read_text(), re.M):
+        text = (root / src).read_text()
+        for m in re.finditer(r'^\t\.name = "(\w+)",$', text, re.M):
             out.setdefault(m.group(1), tier)
+        for m in re.finditer(r"^static void sched_fair_test_(\w+)\(struct kunit \*test\)$",
+                             text, re.M):
+            out.setdefault(f"case:{m.group(1)}", tier)
     for prog in sorted((root / "selftests").glob("*.c")):
         out.setdefault(prog.stem, "certification")
     return out
 
 
 def case_tier(case: str, tiers: dict[str, str]) -> str:
-    """The tier of CASE (suite.case): the runner's own result of a
+    """The tier of CASE (suite.case): a KUnit case's is the tier of the
+    source defining its function, whichever suite it ran in (a case
+    moved between tiers keeps its name, and boots saved before the move
+    are counted as the sources stand); the runner's own result of a
     kselftest program (kselftest.PROGRAM) is the certification tier's;
     'guest' for what no source defines."""
-    suite = case.split(".", 1)[0]
-    return "certification" if suite == "kselftest" else tiers.get(suite, "guest")
+    suite, _, name = case.partition(".")
+    if suite == "kselftest":
+        return "certification"
+    return tiers.get(f"case:{name}", tiers.get(suite, "guest"))
 
 
 def tier_table(verdicts: list[Verdict], tiers: dict[str, str]) -> list[str]:
@@ -353,19 +365,26 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
         if v.cases is not None:
             cases = v.cases
     none_left = False
+    tiers = suite_tiers(data.root)
     if cases:
         reasons = data.no_catcher_reasons(line)
+        # A KUnit case's name is unique in fair.c: boots saved before it
+        # moved to another suite find its reason under the suite it is in.
+        by_case = {f"case:{k.partition('.')[2]}": r for k, r in reasons.items()}
         out += ["", "| test case | caught variants (failed in every boot) |", "|---|---|"]
         for c in cases:
             by = "".join(v.variant.name + " " for v in verdicts if c in v.catches)
+            kunit = f"case:{c.partition('.')[2]}"
             if not by:
                 if c in reasons:
                     by = f"none: {reasons[c]}"
+                elif kunit in tiers and kunit in by_case:
+                    by = f"none: {by_case[kunit]}"
                 else:
                     by = f"NONE, and no reason in sfp.toml (lines.{line}.no_catcher)"
                     none_left = True
             out.append(f"| {c} | {by} |")
-    out += tier_table(verdicts, suite_tiers(data.root))
+    out += tier_table(verdicts, tiers)
     return "\n".join(out) + "\n", ok, none_left
 
 

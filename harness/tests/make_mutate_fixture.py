@@ -21,7 +21,7 @@ CASES = [
     ("guest", "kselftest", "selftests: sched: sched_fastpath_newidle"),
     ("guest", "guest_preconditions", "kernel_is_the_build"),
     ("guest", "guest_state", "schedstats_restored"),
-    ("guest", "sched_fair_tg_load_avg", "child_tg_below_threshold_kept"),
+    ("guest", "sched_fair_certify", "child_tg_below_threshold_kept"),
 ]
 BOOTS = 3
 # variant: per boot, the cases (by index) that fail, and those that skip

@@ -65,6 +65,32 @@ def res(*cases):
     return Result(logdir="x", cases=[Case("kunit", "s", c, st, note) for c, st, note in cases])
 
 
+class Tiers(unittest.TestCase):
+    """A case's tier is the source that defines its function."""
+
+    def setUp(self):
+        self.tiers = sfp_mutate.suite_tiers(HERE.parent.parent)
+
+    def test_by_suite(self):
+        self.assertEqual(sfp_mutate.case_tier("sched_fair_overload_set.set_on_second_task",
+                                              self.tiers), "upstream")
+        self.assertEqual(sfp_mutate.case_tier("sched_fair_model.model_set_side", self.tiers),
+                         "certification")
+        self.assertEqual(sfp_mutate.case_tier(
+            "sched_fastpath_newidle.newidle.light_load_skips_balance", self.tiers),
+            "certification")
+        self.assertEqual(sfp_mutate.case_tier("kselftest.selftests: sched: x", self.tiers),
+                         "certification")
+        self.assertEqual(sfp_mutate.case_tier("guest_state.no_cgroups_left", self.tiers), "guest")
+
+    def test_a_moved_case_counts_where_it_is_defined(self):
+        # Saved boots from before sub_never_clears moved to the
+        # certification tier name it under the upstream suite.
+        for suite in ("sched_fair_overload_set", "sched_fair_certify"):
+            self.assertEqual(sfp_mutate.case_tier(f"{suite}.sub_never_clears", self.tiers),
+                             "certification")
+
+
 class Rules(unittest.TestCase):
     v = sfp_mutate.Variant("m", "a mutant", "s.a s.b")
 

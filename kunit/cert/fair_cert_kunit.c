@@ -14,8 +14,10 @@
  *    runqueue of the CPU it runs on: what it leaves behind on each of its
  *    paths (the common exit: next_balance, the blocked-load kick,
  *    idle_stamp, the return value, the lock pin);
- *  - the 1 ms rate limit of update_tg_load_avg(), on the CPU's clock, and
- *    a runqueue's step from two tasks to three (sched_fair_certify).
+ *  - the 1 ms rate limit of update_tg_load_avg(), on the CPU's clock, a
+ *    change of exactly contrib/64 left unpropagated, a runqueue's step
+ *    from two tasks to three and sub_nr_running() leaving the indicator
+ *    set (sched_fair_certify).
  *
  * It is included at the end of kernel/sched/fair.c after fair_kunit.c,
  * whose fakes and definitions it uses; what differs between kernel lines
@@ -356,7 +358,34 @@ static void sched_fair_test_mark(struct sched_fair_test_watch *w, int mark[2])
 	mark[1] = w ? atomic_read(&w->unchanged) : 0;
 }
 
-/* ---- beyond the fake objects: the rate limit's clock, the 2 -> 3 step -- */
+/* ---- what the upstream tier leaves out: tuning, clocks, non-events ----- */
+
+/*
+ * A change of exactly contrib/64, up or down, is not propagated: the
+ * threshold's tuning, which the upstream tier does not pin.
+ */
+static void sched_fair_test_child_tg_below_threshold_kept(struct kunit *test)
+{
+	struct task_group *tg_up = sched_fair_test_tg(test, 0);
+	struct task_group *tg_down = sched_fair_test_tg(test, 0);
+	struct cfs_rq *up = sched_fair_test_cfs_rq(test, tg_up, SFT_CONTRIB,
+						   SFT_CONTRIB + SFT_STEP);
+	struct cfs_rq *down = sched_fair_test_cfs_rq(test, tg_down, SFT_CONTRIB,
+						     SFT_CONTRIB - SFT_STEP);
+
+	sched_fair_test_need_rate_limit_past(test);
+	sched_fair_test_update(up);
+	sched_fair_test_update(down);
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg_up->load_avg), 0L,
+			    "a change of exactly +contrib/64 was propagated");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg_down->load_avg), 0L,
+			    "a change of exactly -contrib/64 was propagated");
+	KUNIT_EXPECT_EQ_MSG(test, up->tg_load_avg_contrib, SFT_CONTRIB,
+			    "contrib moved on a change of +contrib/64");
+	KUNIT_EXPECT_EQ_MSG(test, down->tg_load_avg_contrib, SFT_CONTRIB,
+			    "contrib moved on a change of -contrib/64");
+}
 
 #if SFT_HAVE_RATE_LIMIT
 /*
@@ -395,6 +424,20 @@ static void sched_fair_test_child_tg_rate_limited(struct kunit *test)
 }
 #endif
 
+/* sub_nr_running() leaves the indicator to the balance pass that recomputes it. */
+static void sched_fair_test_sub_never_clears(struct kunit *test)
+{
+	struct rq *rq = sched_fair_test_rq(test);
+
+	add_nr_running(rq, 2);
+	sub_nr_running(rq, 1);
+	sub_nr_running(rq, 1);
+
+	KUNIT_EXPECT_EQ_MSG(test, rq->nr_running, 0U, "fake runqueue count is off");
+	KUNIT_EXPECT_TRUE_MSG(test, get_rd_overloaded(rq->rd),
+			      "sub_nr_running() cleared the flag; only a root-domain balance pass may");
+}
+
 static void sched_fair_test_set_only_on_transition(struct kunit *test)
 {
 	struct rq *rq = sched_fair_test_rq(test);
@@ -409,10 +452,12 @@ static void sched_fair_test_set_only_on_transition(struct kunit *test)
 }
 
 static struct kunit_case sched_fair_certify_cases[] = {
+	SFT_CASE(child_tg_below_threshold_kept),
 #if SFT_HAVE_RATE_LIMIT
 	SFT_CASE(child_tg_rate_limited),
 #endif
 	SFT_CASE(set_only_on_transition),
+	SFT_CASE(sub_never_clears),
 	{}
 };
 
