@@ -68,7 +68,8 @@ import sfp_cost
 import sfp_env
 import sfp_repeat
 import sfp_run
-from sfp_data import ROOT, Data, DataError
+from sfp_data import ROOT, Data
+import sfp_errors
 
 KERNELS = ("baseline", "patched")
 MODES = ("measure", "shipped")
@@ -110,7 +111,7 @@ The guest program bench/sfp_writes.c turns them into addresses.
 """
 
 
-class BenchError(Exception):
+class BenchError(sfp_errors.Failed):
     """The benchmark cannot run; the message is one line."""
 
 
@@ -289,18 +290,12 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
                              f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")
     counts = {}
     for t in topos:
-        try:
-            n = data.topology(t).vcpus
-        except DataError as e:
-            raise BenchError(str(e)) from e
+        n = data.topology(t).vcpus
         if not 2 <= n <= 8:
             raise BenchError(f"topology {t} has {n} vCPUs, outside 2..8 (the config has "
                              "NR_CPUS=8; the workloads need 2)")
         counts[t] = n
-    try:
-        sfp_env.check_numbers(env)
-    except sfp_env.InputError as e:
-        raise BenchError(str(e)) from e
+    sfp_env.check_numbers(env)
     mem = env.get("MEM") or "1024"
     tree = choice.build / "tree"
     if not (tree / ".git").is_dir():

@@ -32,6 +32,7 @@ import math
 import pathlib
 import statistics
 from typing import Mapping, TypeVar
+import sfp_errors
 
 # metric keys of results.tsv
 ATTEMPTS = "rr.lb.attempts_per_idle"
@@ -46,7 +47,7 @@ BOUND_N = 30         # repetitions from which power() states the ratio's bound
 K = TypeVar("K", int, str)  # a repetition: its number, or as cost.tsv spells it
 
 
-class RunError(Exception):
+class RunError(sfp_errors.Failed):
     """A run directory that cannot be read."""
 
 

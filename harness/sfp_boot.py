@@ -53,6 +53,7 @@ import sfp_lab
 import sfp_lava
 import sfp_results
 from sfp_data import Data, DataError
+import sfp_errors
 
 # oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
 # instead of leaving a dead guest to the timeout; it is a failure either way.
@@ -73,11 +74,11 @@ KILL_AFTER = 10  # seconds between SIGTERM and SIGKILL, as timeout(1) -k 10
 KVM_PROBE_SECONDS = 30
 
 
-class BootRefused(Exception):
+class BootRefused(sfp_errors.Refused):
     """A request that cannot work; the message is the one line the user sees."""
 
 
-class BootNoResult(Exception):
+class BootNoResult(sfp_errors.Failed):
     """The boot gave no result, through no fault of the kernel (a LAVA
     job lost to its infrastructure); the message says why."""
 

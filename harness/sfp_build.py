@@ -30,6 +30,7 @@ import time
 from typing import Callable
 
 import sfp_env
+import sfp_errors
 
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("flex", "flex"), ("bison", "bison"), ("bc", "bc"),
          ("ccache", "ccache"), ("perl", "perl"))
@@ -38,7 +39,7 @@ _OFF = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set")
 _SYM = re.compile(r"^(?:# )?CONFIG_([A-Za-z0-9_]+)[= ]")
 
 
-class BuildError(Exception):
+class BuildError(sfp_errors.Failed):
     """The build cannot be made or failed; the message is one line."""
 
 

@@ -46,6 +46,7 @@ import subprocess
 import sfp_env
 from sfp_benchlines import Spread, power, pull_ratios
 from sfp_data import ROOT
+import sfp_errors
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
 BALANCE_NAMES = ("sched_balance_rq", "load_balance")
@@ -55,7 +56,7 @@ KERNEL_BASE = 0xffff800000000000
 IRQ_ENTRIES = ("asm_common_interrupt", "asm_spurious_interrupt")
 
 
-class CostError(Exception):
+class CostError(sfp_errors.Failed):
     """The cost mode cannot go on; the message says why."""
 
 

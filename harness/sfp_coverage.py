@@ -38,13 +38,14 @@ import tarfile
 from typing import Callable
 
 import sfp_mutgen
+import sfp_errors
 
 GCOV_BEGIN, GCOV_END = "# gcov-begin", "# gcov-end"
 KINDS = ("coverage", "coverage-distro")
 DUMP = "scripts/guest/gcov_dump.sh"
 
 
-class CoverageError(Exception):
+class CoverageError(sfp_errors.Failed):
     """No counts can be had; one line."""
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import pathlib
 import re
 import tomllib
+import sfp_errors
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA_FILE = ROOT / "sfp.toml"
@@ -19,7 +20,7 @@ DATA_FILE = ROOT / "sfp.toml"
 MAX_VCPUS = 8
 
 
-class DataError(Exception):
+class DataError(sfp_errors.Refused):
     """sfp.toml is not what the harness can use; the message names where."""
 
 

@@ -27,6 +27,7 @@ import pathlib
 import re
 
 from sfp_data import Data
+import sfp_errors
 
 _SET = re.compile(r"^CONFIG_([A-Za-z0-9_]+)=(.*)$")
 _OFF = re.compile(r"^# CONFIG_([A-Za-z0-9_]+) is not set$")
@@ -39,7 +40,7 @@ HEADLINE = ("CFS_BANDWIDTH", "SCHED_AUTOGROUP", "NUMA", "SCHED_SMT", "RT_GROUP_S
             "SCHED_CLASS_EXT", "NO_HZ_FULL", "FAIR_GROUP_SCHED", "CGROUP_SCHED")
 
 
-class DistroError(Exception):
+class DistroError(sfp_errors.Failed):
     """The distribution's configuration cannot be had; one line."""
 
 

@@ -18,6 +18,7 @@ import subprocess
 
 import sfp_distro
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
+import sfp_errors
 
 # variable: (what it is, the check), for the numbers the scripts take.
 NUMBERS = {
@@ -30,7 +31,7 @@ ACCELS = ("tcg", "kvm", "auto")
 BACKENDS = ("qemu", "lava", "lava-server")
 
 
-class InputError(Exception):
+class InputError(sfp_errors.Refused):
     """A bad input; the message is the one line the user sees."""
 
 

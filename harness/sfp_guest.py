@@ -46,6 +46,7 @@ from typing import Callable
 import sfp_env
 
 from sfp_data import ROOT
+import sfp_errors
 
 BUSYBOX = pathlib.Path("/bin/busybox")
 PERF = pathlib.Path("/usr/bin/perf")
@@ -54,7 +55,7 @@ GUEST = ROOT / "scripts" / "guest"
 SETUP = "(or run 'make setup' as root)"
 
 
-class GuestError(Exception):
+class GuestError(sfp_errors.Failed):
     """The initramfs cannot be made; the message is one line."""
 
 

@@ -51,6 +51,7 @@ import sfp_mutate
 import sfp_series
 
 from sfp_data import Data
+import sfp_errors
 
 # The Debian package of each program an architecture's record names.
 PACKAGES = {"python3": "python3", "ccache": "ccache", "qemu-system-x86_64": "qemu-system-x86",
@@ -58,7 +59,7 @@ PACKAGES = {"python3": "python3", "ccache": "ccache", "qemu-system-x86_64": "qem
             "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu"}
 
 
-class KunitError(Exception):
+class KunitError(sfp_errors.Failed):
     """kunit.py cannot be run; the message is one line."""
 
 

@@ -52,6 +52,7 @@ import sfp_env
 import sfp_lava
 import sfp_results
 from sfp_lava import LavaRecord
+import sfp_errors
 
 URL = "http://127.0.0.1:8000"
 IDENTITY = "sfp-lab"
@@ -71,7 +72,7 @@ TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "
          "lavacli": "lavacli", "pg_ctlcluster": "postgresql"}
 
 
-class LabError(Exception):
+class LabError(sfp_errors.Failed):
     """The lab cannot do what was asked; the message says why."""
 
 

@@ -54,6 +54,7 @@ import sfp_repeat
 import sfp_run
 import sfp_series as S
 from sfp_data import ROOT, Data
+import sfp_errors
 
 TOOLS = (("apt-get", "apt"), ("apt-cache", "apt"), ("dpkg-deb", "dpkg"), ("git", "git"))
 
@@ -84,7 +85,7 @@ three-way merge is prepared with `THREEWAY_FROM=build/LINE/tree`):
 """
 
 
-class MatrixError(Exception):
+class MatrixError(sfp_errors.Failed):
     """The matrix cannot be made; the message is one line."""
 
 
@@ -338,10 +339,7 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
             raise MatrixError(sfp_env.missing_tool(tool, pkg))
     if out and out.exists() and out.is_dir():
         raise MatrixError(f"-o {out} is a directory; a file is wanted")
-    try:
-        top = sfp_env.select_line(data, env).build.parent
-    except sfp_env.InputError as e:
-        raise MatrixError(str(e)) from e
+    top = sfp_env.select_line(data, env).build.parent
     m = top / "matrix"
     debs = m / "debs"
     debs.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,7 @@ import re
 import subprocess
 import tempfile
 import tomllib
+import sfp_errors
 
 RELOPS = ("<", "<=", ">", ">=", "==", "!=")
 _RELOP = re.compile(r"(?<![-<>=!&|+*/%^])(<=|>=|==|!=|<|>)(?![<>=])")
@@ -81,7 +82,7 @@ def changed_lines(tree: pathlib.Path, base: str = "baseline", head: str = "patch
 
 
 
-class MutgenError(Exception):
+class MutgenError(sfp_errors.Failed):
     """The tree cannot be read for mutants; one line."""
 
 

@@ -52,6 +52,7 @@ import sfp_env
 import sfp_run
 import sfp_series as S
 from sfp_data import ROOT, Data
+import sfp_errors
 
 PROG = "sfp prepare"
 SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it
@@ -60,7 +61,7 @@ COMMITTER = {"GIT_COMMITTER_NAME": "sched-fastpath",
 TARBALL = (".tar", ".tar.xz", ".tar.gz", ".tgz", ".tar.bz2")
 
 
-class PrepareError(Exception):
+class PrepareError(sfp_errors.Failed):
     """The work tree cannot be prepared; the message is one line."""
 
 
@@ -366,10 +367,7 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
             say: Callable[[str], None]) -> pathlib.Path:
     """Make or reuse the line's work tree; its path. PrepareError on bad input
     (nothing made) or when a patch does not go in (nothing left behind)."""
-    try:
-        choice = sfp_env.select_line(data, env)
-    except sfp_env.InputError as e:
-        raise PrepareError(str(e)) from e
+    choice = sfp_env.select_line(data, env)
     line = choice.line
     wt = pathlib.Path(os.path.abspath(wt_arg or choice.build / "tree"))
     src = resolve(data, line, choice.source_from, src_arg or env.get("KSRC", ""),

@@ -41,6 +41,7 @@ import sfp_results
 import sfp_run
 import sfp_series
 from sfp_data import ROOT, Data
+import sfp_errors
 
 MAX_VCPUS = 8  # the configs' NR_CPUS
 CALLER = re.compile(r"print_cfs_rq\+0x[0-9a-f]+")
@@ -48,7 +49,7 @@ RIP = re.compile(r"RIP: 0010:([A-Za-z0-9_.]+\+0x[0-9a-f]+)")
 READS = re.compile(r"sched_debug_race: .*\(([0-9]*) reads\)")
 
 
-class RaceRefused(Exception):
+class RaceRefused(sfp_errors.Refused):
     """Bad input, found before any work; the message is one line."""
 
 

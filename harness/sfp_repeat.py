@@ -29,12 +29,13 @@ from typing import Callable, TextIO
 
 import sfp_results
 from sfp_data import ROOT
+import sfp_errors
 
 ROOT_TG = re.compile(r"cfs_rq\[[0-9]*\]:/ load_avg=[0-9-]* tg_load_avg_contrib=[0-9-]* "
                      r"tg_load_avg=([0-9-]*)")
 
 
-class RepeatFailed(Exception):
+class RepeatFailed(sfp_errors.Failed):
     """The build failed; the message names its log."""
 
 

@@ -42,6 +42,7 @@ import subprocess
 import sfp_lava
 import sfp_results
 import sfp_summary
+import sfp_errors
 
 _BEGIN = re.compile(r"^sfp-begin: ")
 _END = re.compile(r"^sfp-end: ")
@@ -55,7 +56,7 @@ _KSFT_RUN = re.compile(r"^#  RUN  +[^ ]+ \.\.\.$")
 _KSFT_SKIP = re.compile(r"^ok [0-9]+ # SKIP")
 
 
-class ReportError(Exception):
+class ReportError(sfp_errors.Failed):
     """A log directory or tree that cannot be reported on."""
 
 

@@ -45,6 +45,7 @@ import sfp_prepare
 import sfp_run
 import sfp_series
 from sfp_data import ROOT, Data
+import sfp_errors
 
 VARIANTS = ROOT / "kernel-config" / "robot"
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("ccache", "ccache"), ("sparse", "sparse"))
@@ -52,7 +53,7 @@ _FINDING = re.compile(r"^[^ ]+:[0-9]+:([0-9]+:)? (warning|error): ")
 _ERROR = re.compile(r"error:|Error [0-9]")
 
 
-class RobotError(Exception):
+class RobotError(sfp_errors.Failed):
     """The robot cannot run; the message is one line."""
 
 

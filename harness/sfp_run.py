@@ -49,12 +49,13 @@ import sfp_results
 import sfp_series
 import sfp_summary
 from sfp_data import ROOT, Data
+import sfp_errors
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 WORKTREE_GIB = 2  # free space a new worktree and its build need
 
 
-class RunRefused(Exception):
+class RunRefused(sfp_errors.Refused):
     """A run that cannot work; the message is the one line the user sees."""
 
 
@@ -339,12 +340,8 @@ def free_gib(path: pathlib.Path) -> int:
     return shutil.disk_usage(existing(path)).free // (1 << 30)
 
 
-class RunFailed(Exception):
+class RunFailed(sfp_errors.Failed):
     """A stage failed; the scripts said why on stderr."""
-
-    def __init__(self, msg: str, status: int = 1):
-        super().__init__(msg)
-        self.status = status
 
 
 def prepare_logs(run: Run) -> None:

@@ -28,13 +28,14 @@ import subprocess
 import tempfile
 
 from sfp_env import makefile_version
+import sfp_errors
 
 GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
 ROLES = ("prereq", "feature", "test")
 _SECTIONS = (("# prerequisites", "prereq"), ("# features", "feature"), ("# generated", "test"))
 
 
-class SeriesError(Exception):
+class SeriesError(sfp_errors.Failed):
     """The series cannot be read; the message is one line."""
 
 
@@ -114,7 +115,7 @@ def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bo
     return git(tree, *args, env=env).returncode == 0
 
 
-class GitFailed(Exception):
+class GitFailed(sfp_errors.Failed):
     """A git command that must work did not."""
 
 

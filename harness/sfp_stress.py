@@ -43,6 +43,7 @@ import sfp_repeat
 import sfp_results
 import sfp_run
 from sfp_data import ROOT, Data
+import sfp_errors
 
 TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
 KERNELS = ("patched", "baseline")
@@ -50,7 +51,7 @@ BASELINE_ALSO = ("stress.root_tg_load_avg_zero", "stress.indicator_clear_after_s
 MAX_VCPUS = 8  # the configs' NR_CPUS
 
 
-class StressRefused(Exception):
+class StressRefused(sfp_errors.Refused):
     """Bad input, found before any work; the message is one line."""
 
 

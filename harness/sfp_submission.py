@@ -49,13 +49,14 @@ import sfp_series as S
 import sfp_env
 import sfp_kunit
 from sfp_data import ROOT
+import sfp_errors
 
 PLACEHOLDER = ("sched-fastpath", "sched-fastpath@example.org")
 # Domains no mail reaches (RFC 2606, RFC 6761).
 RESERVED = re.compile(r"(^|\.)(example\.(com|net|org)|example|invalid|test|localhost)$")
 
 
-class SubmissionError(Exception):
+class SubmissionError(sfp_errors.Failed):
     """The submission cannot be written; the message is one line."""
 
 

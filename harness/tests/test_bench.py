@@ -12,6 +12,7 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import sfp_bench  # noqa: E402
+import sfp_errors  # noqa: E402
 import sfp_data  # noqa: E402
 
 P = pathlib.Path
@@ -34,7 +35,8 @@ class Plan(unittest.TestCase):
         return sfp_bench.plan(self.data, self.env, **args)
 
     def refused(self, message, **kw):
-        with self.assertRaises(sfp_bench.BenchError) as e:
+        # The benchmark's own refusals, and the data's or the environment's.
+        with self.assertRaises(sfp_errors.SfpError) as e:
             self.plan(**kw)
         self.assertIn(message, str(e.exception))
         self.assertFalse(self.build.exists(), "a refusal wrote something")

@@ -264,7 +264,7 @@ class Figures(unittest.TestCase):
         self.assertTrue(r.stdout.startswith("| run | kernel | newly-idle features |"))
         r = subprocess.run([sfp, "bench-lines", "--insns", "--plot", str(tmp), str(tmp / "run")],
                            capture_output=True, text=True, check=False)
-        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.returncode, 2)
         self.assertIn("takes neither --cost nor --plot", r.stderr)
 
     def test_same(self):
@@ -312,7 +312,7 @@ class Figures(unittest.TestCase):
         r = subprocess.run([sfp, "bench-lines", "--same", str(tmp / "quiet"), str(tmp / "busy")],
                            capture_output=True, text=True, check=False)
         self.assertEqual((r.returncode, r.stderr.strip()),
-                         (1, "sfp: error: --same compares cost-mode runs: give --insns too"))
+                         (2, "sfp: error: --same compares cost-mode runs: give --insns too"))
         r = subprocess.run([sfp, "bench-lines", "--insns", "--same", str(tmp / "quiet")],
                            capture_output=True, text=True, check=False)
         self.assertIn("give two RUNs or more", r.stderr)

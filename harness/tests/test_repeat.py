@@ -82,7 +82,7 @@ class JobSet(unittest.TestCase):
         said = []
         done = sfp_repeat.run_jobs(jobs, 2, self.env, said.append)
         self.assertEqual([d.job for d in done], jobs)
-        self.assertTrue(all(d.status == 1 and d.passed == d.failed == 0 for d in done))
+        self.assertTrue(all(d.status == 2 and d.passed == d.failed == 0 for d in done))
         self.assertEqual(len(said), 4)
         self.assertTrue(all("no result" in s for s in said), said)
         self.assertIn("--images", pathlib.Path(f"{jobs[0].logdir}.out").read_text())
