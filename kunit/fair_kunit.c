@@ -4,8 +4,8 @@
  *
  *  - update_tg_load_avg() and clear_tg_load_avg() leave root_task_group
  *    alone, since nothing uses its load_avg; a child group's load_avg
- *    follows its cfs_rqs past the contrib/64 threshold, when a task is
- *    attached or detached and when a cfs_rq's load decays;
+ *    follows its cfs_rqs when their load changes, when a task is attached
+ *    or detached and when a cfs_rq's load decays;
  *  - the root domain's overload indicator: add_nr_running() sets it when
  *    a runqueue reaches two tasks, and the statistics pass of a top-level
  *    domain writes it while a pass below does not.
@@ -70,9 +70,8 @@ kunit_test_suite(sched_fair_fastpaths_suite);
 	{ .run_case = sched_fair_test_##test_name, .name = #test_name }
 #endif
 
-/* A contribution of 6400 moves tg->load_avg only for changes above 100. */
+/* A cfs_rq's load, and its contribution to its group's load_avg. */
 #define SFT_CONTRIB	6400UL
-#define SFT_STEP	(SFT_CONTRIB / 64)
 
 #ifdef CONFIG_FAIR_GROUP_SCHED
 
@@ -120,22 +119,9 @@ static void sched_fair_test_rq_unlock(struct rq *rq)
 }
 
 /*
- * Make @cfs_rq a fresh cfs_rq of @tg whose load is @load, of which
- * @contrib was last propagated to the group (at time 0); it keeps its
- * runqueue.
+ * A cfs_rq of @tg on @rq whose load is @load, of which @contrib was last
+ * propagated to the group (at time 0).
  */
-static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
-					unsigned long contrib, unsigned long load)
-{
-	struct rq *rq = cfs_rq->rq;
-
-	memset(cfs_rq, 0, sizeof(*cfs_rq));
-	cfs_rq->rq = rq;
-	cfs_rq->tg = tg;
-	cfs_rq->tg_load_avg_contrib = contrib;
-	cfs_rq->avg.load_avg = load;
-}
-
 static struct cfs_rq *sched_fair_test_cfs_rq_on(struct kunit *test, struct rq *rq,
 						struct task_group *tg, unsigned long contrib,
 						unsigned long load)
@@ -144,7 +130,9 @@ static struct cfs_rq *sched_fair_test_cfs_rq_on(struct kunit *test, struct rq *r
 
 	KUNIT_ASSERT_NOT_NULL(test, cfs_rq);
 	cfs_rq->rq = rq;
-	sched_fair_test_cfs_rq_init(cfs_rq, tg, contrib, load);
+	cfs_rq->tg = tg;
+	cfs_rq->tg_load_avg_contrib = contrib;
+	cfs_rq->avg.load_avg = load;
 	return cfs_rq;
 }
 
@@ -222,15 +210,14 @@ static void sched_fair_test_root_tg_clear_skipped(struct kunit *test)
 static void sched_fair_test_child_tg_update_propagated(struct kunit *test)
 {
 	struct task_group *tg = sched_fair_test_tg(test, 0);
-	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB,
-						       SFT_CONTRIB + SFT_STEP + 1);
+	struct cfs_rq *cfs_rq = sched_fair_test_cfs_rq(test, tg, SFT_CONTRIB, 2 * SFT_CONTRIB);
 
 	sched_fair_test_need_rate_limit_past(test);
 	sched_fair_test_update(cfs_rq);
 
-	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_STEP + 1,
-			    "a change of contrib/64 + 1 did not reach a child group's load_avg");
-	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, SFT_CONTRIB + SFT_STEP + 1,
+	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&tg->load_avg), (long)SFT_CONTRIB,
+			    "a cfs_rq whose load doubled did not pass the change to a child group's load_avg");
+	KUNIT_EXPECT_EQ_MSG(test, cfs_rq->tg_load_avg_contrib, 2 * SFT_CONTRIB,
 			    "tg_load_avg_contrib does not record what was propagated");
 }
 
@@ -340,7 +327,7 @@ static void sched_fair_test_group_task_run(struct kunit *test, bool attached,
 			    "%s did not update the group's load_avg", what);
 }
 
-/* A task's first enqueue on this CPU, with enqueue_entity()'s flags. */
+/* update_load_avg() with the flags enqueue_entity() gives a task new to this CPU. */
 static void sched_fair_test_enqueue_attach(struct sched_fair_test_group_task *g)
 {
 	update_load_avg(g->cfs_rq, g->se, UPDATE_TG | DO_ATTACH);
@@ -376,7 +363,7 @@ static void sched_fair_test_child_tg_detach_propagated(struct kunit *test)
 				       "detach_entity_cfs_rq()");
 }
 
-/* A task's dequeue as it migrates away, with dequeue_entity()'s flags. */
+/* update_load_avg() with the flags dequeue_entity() gives a task migrating away. */
 static void sched_fair_test_dequeue_detach(struct sched_fair_test_group_task *g)
 {
 	update_load_avg(g->cfs_rq, g->se, UPDATE_TG | DO_DETACH);
@@ -389,8 +376,9 @@ static void sched_fair_test_child_tg_dequeue_detach_propagated(struct kunit *tes
 }
 
 /*
- * An update with UPDATE_TG (an enqueue, a dequeue, a tick) of a cfs_rq
- * whose load decayed over 64 ms since its last update.
+ * update_load_avg() with UPDATE_TG, as an enqueue, a dequeue or a tick
+ * calls it, of a cfs_rq whose load decayed over 64 ms since its last
+ * update.
  */
 static void sched_fair_test_child_tg_decay_on_update_propagated(struct kunit *test)
 {
@@ -535,9 +523,8 @@ static struct kunit_suite sched_fair_overload_set_suite = {
 /*
  * A fake domain, root or child, and its groups, plus a runqueue of our
  * own whose root domain the statistics pass writes. A group's capacity
- * is not due for an update (next_update is far ahead): a CPU_NEWLY_IDLE
- * pass over a domain without a child leaves it as set here, and does not
- * refresh the real cpu_capacity of its CPU (update_group_capacity()).
+ * is not due for an update (next_update is far ahead) unless a case
+ * makes it so.
  */
 struct sched_fair_test_lb {
 	struct sched_domain *sd;
@@ -577,13 +564,12 @@ sched_fair_test_domain(struct kunit *test, bool root, int dst_cpu)
 	return lb;
 }
 
-/* Append a group of the CPUs of @span, the first of them its asym_prefer_cpu. */
-static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb *lb,
-				  const struct cpumask *span)
+/* Append to @sd a group of the CPUs of @span, the first of them its asym_prefer_cpu. */
+static struct sched_group *sched_fair_test_sd_group(struct kunit *test, struct sched_domain *sd,
+						    const struct cpumask *span)
 {
 	struct sched_group *sg = kunit_kzalloc(test, sizeof(*sg) + cpumask_size(), GFP_KERNEL);
 	struct sched_group *last;
-	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, sg);
 	sg->sgc = kunit_kzalloc(test, sizeof(*sg->sgc) + cpumask_size(), GFP_KERNEL);
@@ -597,20 +583,18 @@ static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb 
 	sg->sgc->max_capacity = SCHED_CAPACITY_SCALE;
 	sg->sgc->next_update = jiffies + 1000 * HZ;
 
-	for_each_cpu(i, sched_group_span(sg)) {
-		cpumask_set_cpu(i, sched_domain_span(lb->sd));
-		cpumask_set_cpu(i, lb->env.cpus);
-	}
-	lb->sd->span_weight = cpumask_weight(sched_domain_span(lb->sd));
-	if (!lb->sd->groups) {
-		lb->sd->groups = sg;
+	cpumask_or(sched_domain_span(sd), sched_domain_span(sd), span);
+	sd->span_weight = cpumask_weight(sched_domain_span(sd));
+	if (!sd->groups) {
+		sd->groups = sg;
 		sg->next = sg;
-		return;
+		return sg;
 	}
-	for (last = lb->sd->groups; last->next != lb->sd->groups; last = last->next)
+	for (last = sd->groups; last->next != sd->groups; last = last->next)
 		;
 	last->next = sg;
-	sg->next = lb->sd->groups;
+	sg->next = sd->groups;
+	return sg;
 }
 
 /*
@@ -629,15 +613,18 @@ static bool sched_fair_test_empty_pass(struct kunit *test, bool root, bool flag)
 {
 	int cpu = cpumask_first(cpu_active_mask);
 	struct sched_fair_test_lb *lb = sched_fair_test_domain(test, root, cpu);
-	struct sched_fair_test_lb *child = sched_fair_test_domain(test, false, cpu);
+	struct sched_domain *child = kunit_kzalloc(test, sizeof(*child) + cpumask_size(),
+						   GFP_KERNEL);
+	struct sched_group *local;
 
-	sched_fair_test_group(test, child, cpumask_of(cpu));
-	sched_fair_test_group(test, lb, cpumask_of(cpu));
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	sched_fair_test_sd_group(test, child, cpumask_of(cpu));
 	/* Not yet seen by any reader: no barrier needed. */
-	RCU_INIT_POINTER(child->sd->parent, lb->sd);
-	lb->sd->child = child->sd;
-	lb->sd->groups->sgc->next_update = jiffies;
-	cpumask_clear(lb->env.cpus);
+	RCU_INIT_POINTER(child->parent, lb->sd);
+	RCU_INIT_POINTER(lb->sd->child, child);
+	/* The local group, not added to env->cpus; its capacity is due. */
+	local = sched_fair_test_sd_group(test, lb->sd, cpumask_of(cpu));
+	local->sgc->next_update = jiffies;
 	set_rd_overloaded(lb->dst_rq->rd, flag);
 	init_sd_lb_stats(&lb->sds);
 	rcu_read_lock();

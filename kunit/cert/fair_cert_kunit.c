@@ -360,6 +360,9 @@ static void sched_fair_test_mark(struct sched_fair_test_watch *w, int mark[2])
 
 /* ---- what the upstream tier leaves out: tuning, clocks, non-events ----- */
 
+/* A change of exactly contrib/64 is below update_tg_load_avg()'s threshold. */
+#define SFT_STEP	(SFT_CONTRIB / 64)
+
 /*
  * A change of exactly contrib/64, up or down, is not propagated: the
  * threshold's tuning, which the upstream tier does not pin.
@@ -467,6 +470,14 @@ static struct kunit_suite sched_fair_certify_suite = {
 };
 
 /* ---- the root domain's overload indicator, recompute side ------------- */
+
+/* A group of the CPUs of @span appended to @lb's domain; the pass balances them. */
+static void sched_fair_test_group(struct kunit *test, struct sched_fair_test_lb *lb,
+				  const struct cpumask *span)
+{
+	sched_fair_test_sd_group(test, lb->sd, span);
+	cpumask_or(lb->env.cpus, lb->env.cpus, span);
+}
 
 /* The two CPUs of the statistics cases: see the top of the file. */
 static int sched_fair_test_cpu_a(void)
@@ -1405,6 +1416,23 @@ static bool sched_fair_test_model_update(bool root, unsigned long contrib, unsig
 	long delta = (long)load - (long)contrib;
 
 	return !root && abs(delta) > contrib / 64;
+}
+
+/*
+ * Make @cfs_rq a fresh cfs_rq of @tg whose load is @load, of which
+ * @contrib was last propagated to the group (at time 0); it keeps its
+ * runqueue.
+ */
+static void sched_fair_test_cfs_rq_init(struct cfs_rq *cfs_rq, struct task_group *tg,
+					unsigned long contrib, unsigned long load)
+{
+	struct rq *rq = cfs_rq->rq;
+
+	memset(cfs_rq, 0, sizeof(*cfs_rq));
+	cfs_rq->rq = rq;
+	cfs_rq->tg = tg;
+	cfs_rq->tg_load_avg_contrib = contrib;
+	cfs_rq->avg.load_avg = load;
 }
 
 /* One update (or, with @clear, a clear) of @cfs_rq, made a fresh one of @tg. */
