@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+"""One error hierarchy: every module's error class is a Refused (exit
+status 2) or a Failed (1), and ./sfp ends with that status and one
+'sfp: error:' line."""
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+
+import sfp_errors  # noqa: E402
+
+# The base itself, and exceptions that are not errors of a subcommand: a
+# test case's verdict in make check, and the SIGTERM taken as Ctrl-C.
+NOT_ERRORS = {"CaseFailed", "Terminated", "SfpError"}
+
+
+class Hierarchy(unittest.TestCase):
+    def test_every_error_class_has_a_kind(self):
+        for src in sorted([*(ROOT / "harness").glob("sfp_*.py"), ROOT / "sfp"]):
+            for node in ast.parse(src.read_text()).body:
+                if not isinstance(node, ast.ClassDef) or node.name in NOT_ERRORS:
+                    continue
+                bases = {ast.unparse(b) for b in node.bases}
+                if bases & {"Exception", "BaseException", "KeyboardInterrupt"}:
+                    self.fail(f"{src.name}: {node.name} derives from {bases}, not from "
+                              "sfp_errors.Refused or sfp_errors.Failed")
+
+    def test_statuses(self):
+        self.assertEqual(sfp_errors.Refused("x").status, 2)
+        self.assertEqual(sfp_errors.Failed("x").status, 1)
+
+
+class Exits(unittest.TestCase):
+    def sfp(self, *args: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ, BUILD=str(ROOT / "build-test-errors-unused"))
+        return subprocess.run([str(ROOT / "sfp"), *args], capture_output=True, text=True,
+                              env=env, check=False)
+
+    def test_refused_is_2_with_one_line(self):
+        for args in (("mutate", "-k", "0"), ("run", "-K", "fast"), ("bench", "-t", "smp2 mesh")):
+            r = self.sfp(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertEqual(sum("error:" in ln for ln in r.stderr.splitlines()), 1, r.stderr)
+            self.assertFalse((ROOT / "build-test-errors-unused").exists())
