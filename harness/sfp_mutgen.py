@@ -448,9 +448,15 @@ def survivors(verdicts: list[tuple[str, str]], tri: Triage) -> tuple[str, int]:
     """The survivors' section of a generated run's table (markdown), and
     how many survivors have no triage. VERDICTS: (name, verdict); a
     survivor is one not caught in every boot that built and booted."""
-    rows, untriaged, nobuild = [], 0, 0
+    rows, untriaged, nobuild, argued_caught = [], 0, 0, 0
     for name, verdict in verdicts:
         if verdict.startswith("caught"):
+            if name in tri.equivalent:
+                # Its argument says no case can fail for it: a case that
+                # failed did so for another reason, or the argument is wrong.
+                argued_caught += 1
+                rows.append(f"| {name} | {verdict} | argued equivalent, yet caught: look at "
+                            f"the cases that failed (equivalent: {tri.equivalent[name]}) |")
             continue
         if verdict.startswith("NO RESULT"):
             # No case ran: the build failed (a guest that dies still
@@ -471,7 +477,9 @@ def survivors(verdicts: list[tuple[str, str]], tri: Triage) -> tuple[str, int]:
     head = ["", f"Generated mutants: {len(verdicts)}, caught "
             f"{len(verdicts) - len(alive) - nobuild}, do not build {nobuild}, "
             f"equivalent {sum(1 for n in alive if n in tri.equivalent)}, "
-            f"open {sum(1 for n in alive if n in tri.open)}, not triaged {untriaged}.", ""]
+            f"open {sum(1 for n in alive if n in tri.open)}, not triaged {untriaged}"
+            + (f"; caught though argued equivalent {argued_caught}" if argued_caught else "")
+            + ".", ""]
     if rows:
         head += ["| survivor | verdict | triage |", "|---|---|---|"] + rows
     return "\n".join(head) + "\n", untriaged

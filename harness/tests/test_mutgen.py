@@ -128,6 +128,11 @@ class Mutgen(unittest.TestCase):
                           "not triaged 1.", text)
             self.assertIn("| a | MISSED in 1/1 boots | equivalent: same on x86-64 |", text)
             self.assertIn("| d | MISSED in 1/1 boots | NOT TRIAGED", text)
+            # A mutant argued equivalent that a run catches is shown, not hidden.
+            text, n = G.survivors([("a", "caught 1/1"), ("c", "caught 1/1")], tri)
+            self.assertEqual(n, 0)
+            self.assertIn("caught though argued equivalent 1.", text)
+            self.assertIn("| a | caught 1/1 | argued equivalent, yet caught", text)
             f.write_text('[equivalent]\n"a" = "x"\n[open]\n"a" = "y"\n')
             with self.assertRaisesRegex(G.MutgenError, "both equivalent and open: a"):
                 G.load_triage(f)
