@@ -115,6 +115,10 @@ class BenchError(sfp_errors.Failed):
     """The benchmark cannot run; the message is one line."""
 
 
+class BenchRefused(sfp_errors.Refused, BenchError):
+    """Bad input, found by plan() before any work; exit status 2."""
+
+
 # --- the fields' offsets -----------------------------------------------------------
 
 def _compile_command(obj: pathlib.Path) -> str:
@@ -259,60 +263,60 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     if smoke:
         topos, duration, reps = ["smp2"], "3", "1"
     if not duration.isdigit() or int(duration) == 0:
-        raise BenchError(f"-d wants a whole number of seconds > 0, not '{duration}'")
+        raise BenchRefused(f"-d wants a whole number of seconds > 0, not '{duration}'")
     if not reps.isdigit() or int(reps) == 0:
-        raise BenchError(f"--reps wants a number of repetitions > 0, not '{reps}'")
+        raise BenchRefused(f"--reps wants a number of repetitions > 0, not '{reps}'")
     if not topos:
-        raise BenchError("-t wants at least one topology")
+        raise BenchRefused("-t wants at least one topology")
     if mode not in MODES:
-        raise BenchError(f"-F wants 'measure' or 'shipped', not '{mode}'")
+        raise BenchRefused(f"-F wants 'measure' or 'shipped', not '{mode}'")
     if jobs < 1:
-        raise BenchError(f"-j wants a number of boots at once, 1 or more, not {jobs}")
+        raise BenchRefused(f"-j wants a number of boots at once, 1 or more, not {jobs}")
     if busy < 0:
-        raise BenchError(f"--busy wants a number of busy loops, 0 or more, not {busy}")
+        raise BenchRefused(f"--busy wants a number of busy loops, 0 or more, not {busy}")
     if cost and smoke:
-        raise BenchError("--cost and --smoke do not go together")
+        raise BenchRefused("--cost and --smoke do not go together")
     if cost and (env.get("ACCEL") or "tcg") != "tcg":
-        raise BenchError(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
+        raise BenchRefused(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
                          f"ACCEL={env['ACCEL']}")
     qopts = env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts
     if seed is not None:
         if seed < 0:
-            raise BenchError(f"--seed wants a number, 0 or more, not {seed}")
+            raise BenchRefused(f"--seed wants a number, 0 or more, not {seed}")
         if (env.get("ACCEL") or "tcg") != "tcg":
-            raise BenchError(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
+            raise BenchRefused(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
         if data.lines[choice.line].no_icount:
-            raise BenchError(f"--icount: not on {choice.line} (sfp.toml lines.\"{choice.line}\"."
+            raise BenchRefused(f"--icount: not on {choice.line} (sfp.toml lines.\"{choice.line}\"."
                              f"no_icount): {data.lines[choice.line].no_icount}")
         clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
         if clash:
-            raise BenchError(f"--icount sets {', '.join(clash)} itself: leave "
+            raise BenchRefused(f"--icount sets {', '.join(clash)} itself: leave "
                              f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")
     counts = {}
     for t in topos:
         n = data.topology(t).vcpus
         if not 2 <= n <= 8:
-            raise BenchError(f"topology {t} has {n} vCPUs, outside 2..8 (the config has "
+            raise BenchRefused(f"topology {t} has {n} vCPUs, outside 2..8 (the config has "
                              "NR_CPUS=8; the workloads need 2)")
         counts[t] = n
     sfp_env.check_numbers(env)
     mem = env.get("MEM") or "1024"
     tree = choice.build / "tree"
     if not (tree / ".git").is_dir():
-        raise BenchError(f"no work tree at {tree}: run 'make prepare' first")
+        raise BenchRefused(f"no work tree at {tree}: run 'make prepare' first")
     refs = {"baseline": env.get("BENCH_BASELINE") or "baseline",
             "patched": env.get("BENCH_PATCHED") or "patched"}
     for k, ref in refs.items():
         if subprocess.run(["git", "-C", str(tree), "rev-parse", "-q", "--verify",
                            f"{ref}^{{commit}}"], capture_output=True, check=False).returncode:
-            raise BenchError(f"work tree {tree} has no commit '{ref}' for {k}: run "
+            raise BenchRefused(f"work tree {tree} has no commit '{ref}' for {k}: run "
                              "'make prepare'")
     for tool, pkg in (("gcc", "gcc"),):
         if sfp_env.missing_tool(tool, pkg):
-            raise BenchError(sfp_env.missing_tool(tool, pkg))
+            raise BenchRefused(sfp_env.missing_tool(tool, pkg))
     python = python_with_matplotlib()
     if sfp_env.missing_tool("perf", "linux-perf"):
-        raise BenchError(sfp_env.missing_tool("perf", "linux-perf"))
+        raise BenchRefused(sfp_env.missing_tool("perf", "linux-perf"))
     b = choice.build / "bench"
     if out:
         outdir = pathlib.Path(out)
@@ -321,17 +325,17 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     else:
         outdir = b / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
     if not (smoke and not out) and (outdir.is_file() or (outdir.is_dir() and any(outdir.iterdir()))):
-        raise BenchError(f"output directory '{outdir}' is not empty: name a new one with -o")
+        raise BenchRefused(f"output directory '{outdir}' is not empty: name a new one with -o")
     header = None
     if cost:
         for what, d in (("output directory", outdir), ("build directory", choice.build)):
             if re.search(r"[,\s]", str(d.resolve())):
-                raise BenchError(f"--cost: the {what} '{d}' has a comma or a space, which "
+                raise BenchRefused(f"--cost: the {what} '{d}' has a comma or a space, which "
                                  "QEMU's -plugin and -D options cannot take")
         try:
             header = sfp_cost.plugin_header(env)
         except sfp_cost.CostError as e:
-            raise BenchError(str(e)) from e
+            raise BenchRefused(str(e)) from e
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, qopts, int(mem), smoke, refs, python, command, jobs, header,
                  busy, seed)

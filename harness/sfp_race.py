@@ -185,7 +185,7 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
     pool = out / "sfp_pool"
     if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o", str(pool),
                        str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
-        raise RaceRefused("cannot build bench/sfp_pool.c")
+        raise sfp_errors.Failed("cannot build bench/sfp_pool.c")
     report("", "## Oops rate under load", "",
            f"Command: `./sfp race -k {r.boots} -d {r.secs} -s {r.vcpus}`: {r.vcpus} vCPUs under",
            f"multi-threaded TCG on a {os.cpu_count()}-core host; per boot {r.secs} s of "

@@ -401,7 +401,7 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         with stages.stage("tree"):
             try:
                 sfp_prepare.prepare(data, child, "", "", say)
-            except sfp_prepare.PrepareError as e:
+            except (sfp_prepare.PrepareError, sfp_env.InputError) as e:
                 raise RunFailed(str(e)) from e
             tree = run.build / "tree"
             if run.ref:
@@ -438,7 +438,8 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         try:
             problem = sfp_boot.boot(req, data, say)
         except sfp_boot.BootRefused as e:
-            raise RunRefused(str(e)) from e
+            # After the build: the run failed, it was not refused before any work.
+            raise RunFailed(str(e)) from e
         except sfp_boot.BootNoResult as e:
             # No report, so no results.tsv: the boot is judged 'no result'.
             raise RunFailed(str(e)) from e

@@ -36,7 +36,7 @@ class Plan(unittest.TestCase):
 
     def refused(self, message, **kw):
         # The benchmark's own refusals, and the data's or the environment's.
-        with self.assertRaises(sfp_errors.SfpError) as e:
+        with self.assertRaises(sfp_errors.Refused) as e:
             self.plan(**kw)
         self.assertIn(message, str(e.exception))
         self.assertFalse(self.build.exists(), "a refusal wrote something")

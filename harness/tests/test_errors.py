@@ -3,6 +3,8 @@
 status 2) or a Failed (1), and ./sfp ends with that status and one
 'sfp: error:' line."""
 import ast
+import importlib
+import inspect
 import os
 import pathlib
 import subprocess
@@ -31,6 +33,16 @@ class Hierarchy(unittest.TestCase):
                     self.fail(f"{src.name}: {node.name} derives from {bases}, not from "
                               "sfp_errors.Refused or sfp_errors.Failed")
 
+    def test_every_module_error_is_refused_or_failed(self):
+        for src in sorted((ROOT / "harness").glob("sfp_*.py")):
+            mod = importlib.import_module(src.stem)
+            for name, cls in inspect.getmembers(mod, inspect.isclass):
+                if cls.__module__ != mod.__name__ or name in NOT_ERRORS or \
+                        not issubclass(cls, BaseException):
+                    continue
+                self.assertTrue(issubclass(cls, (sfp_errors.Refused, sfp_errors.Failed)),
+                                f"{src.name}: {name} is neither Refused nor Failed")
+
     def test_statuses(self):
         self.assertEqual(sfp_errors.Refused("x").status, 2)
         self.assertEqual(sfp_errors.Failed("x").status, 1)
@@ -43,8 +55,12 @@ class Exits(unittest.TestCase):
                               env=env, check=False)
 
     def test_refused_is_2_with_one_line(self):
-        for args in (("mutate", "-k", "0"), ("run", "-K", "fast"), ("bench", "-t", "smp2 mesh")):
+        for args, why in ((("mutate", "-k", "0"), "-k needs a number of boots"),
+                          (("run", "-K", "fast"), "unknown kernel kind 'fast'"),
+                          (("bench", "-t", "smp2 mesh"), "unknown topology 'mesh'"),
+                          (("bench", "-d", "0"), "-d")):
             r = self.sfp(*args)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(why, r.stderr)
             self.assertEqual(sum("error:" in ln for ln in r.stderr.splitlines()), 1, r.stderr)
             self.assertFalse((ROOT / "build-test-errors-unused").exists())
