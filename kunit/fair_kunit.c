@@ -10,9 +10,10 @@
  *    a runqueue reaches two tasks, and the statistics pass of a top-level
  *    domain writes it while a pass below does not.
  *
- * Every cfs_rq, task group, runqueue, root domain, sched domain and group
- * here is a zeroed fake owned by the case; the live runqueues are not
- * touched. The one live object a case can write is
+ * Every cfs_rq, runqueue, root domain, sched domain and group here, and
+ * every task group but root_task_group, is a zeroed fake owned by the
+ * case; the live runqueues are not touched. The one live object a case
+ * can write is
  * root_task_group.load_avg, and only on a kernel that lacks the
  * root-group skip the case is there to catch; it then takes its own
  * contribution back out. Tracepoints on the functions see the
@@ -241,8 +242,8 @@ static void sched_fair_test_child_tg_clear_taken_out(struct kunit *test)
 
 /*
  * The callers of update_tg_load_avg() that change a cfs_rq's load: a task
- * attached to or detached from a group's cfs_rq, and the decay of an idle
- * group's blocked load.
+ * attached to or detached from a group's cfs_rq, an update that finds the
+ * load decayed, and the decay of an idle group's blocked load.
  */
 
 /* A group's cfs_rq on @rq, its averages last updated at SFT_PELT_NOW. */
