@@ -287,7 +287,9 @@ class LavaBackend:
 
 
 def backend(name: str) -> Backend:
-    return QemuBackend() if name == "qemu" else LavaBackend(server=name == "lava-server")
+    if name == "qemu":
+        return QemuBackend()
+    return LavaBackend(server=name == "lava-server")
 
 
 def judge(req: BootRequest, ended: Ended) -> str:

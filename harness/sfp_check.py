@@ -51,6 +51,7 @@ $BUILD/check/SUITE.NAME.log; every result in $BUILD/check/all.tsv.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pathlib
@@ -85,7 +86,7 @@ class CaseFailed(Exception):
     """A case's check did not hold; the message goes to its log."""
 
 
-def _env(base: dict[str, str], unset: tuple[str, ...] = (), **set_: str) -> dict[str, str]:
+def _env(base: dict[str, str], unset: tuple[str, ...] = (), /, **set_: str) -> dict[str, str]:
     e = {k: v for k, v in base.items() if k not in unset}
     e.update(set_)
     return e
@@ -499,6 +500,21 @@ class Check:
                 raise CaseFailed(f"sfp {s} --help failed")
             print(f"sfp {s} --help: ok", file=out)
 
+    def types(self, out: TextIO) -> None:
+        """mypy (Debian's) on the harness: its modules with ./sfp, then its
+        unit tests, each from its own directory so that a module has one
+        name."""
+        h = ROOT / "harness"
+        for cwd, path, files in (
+                (h, str(h), [*sorted(p.name for p in h.glob("sfp_*.py")), str(ROOT / "sfp")]),
+                (h / "tests", f"{h}:{h / 'tests'}",
+                 sorted(p.name for p in (h / "tests").glob("*.py") if p.name != "__init__.py"))):
+            out.flush()
+            if subprocess.run(["mypy", "--explicit-package-bases", *files], cwd=cwd,
+                              env=dict(self.env, MYPYPATH=path), stdout=out,
+                              stderr=subprocess.STDOUT, check=False).returncode:
+                raise CaseFailed(f"mypy finds type errors in {cwd.relative_to(ROOT)}")
+
     def user_state(self) -> str:
         """What a refused input must leave as it was: the project's git
         status and what the runs made under BUILD: every file of the logs
@@ -587,8 +603,8 @@ class Check:
                 ("ACCEL=hvf: one of tcg, kvm, auto", "ACCEL", "hvf"),
                 ("BOOT_TIMEOUT=-5: a timeout", "BOOT_TIMEOUT", "-5"),
                 ("JOBS=0: a number of build jobs", "JOBS", "0")):
-            checks.append((f"{var}={val}", lambda p=pat, k=var, v=val:
-                           self.refused_before_work(out, p, **{k: v})))
+            checks.append((f"{var}={val}",
+                           functools.partial(self.refused_before_work, out, pat, **{var: val})))
         checks.append(("BOOT_BACKEND=lava-server LAVA_DEVICE_TYPE=qemu", lambda:
                        self.refused_before_work(out, "LAVA_DEVICE_TYPE=qemu is a lab elsewhere",
                                                 BOOT_BACKEND="lava-server",
@@ -614,8 +630,7 @@ class Check:
                 ("BOOT_BACKEND=vm sfp boot", "-B wants qemu, lava or lava-server, not 'vm'",
                  [SFP, "boot", "--kernel", SFP, "-i", SFP, "-l", str(c / "logs-bad")],
                  _env(self.env, BOOT_BACKEND="vm"))):
-            checks.append((what, lambda w=what, p=pat, cm=cmd, e=env:
-                           self.refused_row(out, w, p, cm, e)))
+            checks.append((what, functools.partial(self.refused_row, out, what, pat, cmd, env)))
         for what, check in checks:
             try:
                 check()
@@ -750,6 +765,9 @@ class Check:
                 raise sfp_env.InputError(sfp_env.missing_tool("shellcheck", "shellcheck"))
             self.t("shellcheck", ["shellcheck", "-x", *self.shell_scripts()])
             self.t("help_on_every_script", self.help_all)
+            if sfp_env.missing_tool("mypy", "mypy"):
+                raise sfp_env.InputError(sfp_env.missing_tool("mypy", "mypy"))
+            self.t("harness_types", self.types)
             self.t("sfp_unit_tests", [sys.executable, "-m", "unittest", "discover", "-s",
                                       str(ROOT / "harness" / "tests"), "-t",
                                       str(ROOT / "harness" / "tests")])

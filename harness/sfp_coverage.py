@@ -195,7 +195,7 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
            sites: list[CallSite], unrun: dict[str, str] | None = None) -> tuple[str, int]:
     """The report, and how many never-run lines and call sites no reason
     in UNRUN ("FUNCTION: code" -> why) explains."""
-    unrun = unrun or {}
+    reasons = unrun or {}
     src: dict[str, list[str]] = {}
 
     def text(file: str, n: int) -> str:
@@ -207,7 +207,7 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
 
     def why(func: str, code: str) -> str:
         nonlocal unexplained
-        reason = unrun.get(f"{func}: {code}", "")
+        reason = reasons.get(f"{func}: {code}", "")
         if not reason:
             unexplained += 1
         return reason or "**not explained**"

@@ -229,8 +229,8 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
     """Read and check sfp.toml; raise DataError naming the first bad record."""
     root = root or path.resolve().parent
     try:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
     except OSError as e:
         raise DataError(f"{path}: {e.strerror}") from e
     except tomllib.TOMLDecodeError as e:

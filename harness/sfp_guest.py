@@ -285,8 +285,8 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
         (stage / "tests" / "order").write_text("".join(f"{o}\n" for o in order))
         for b in g.bins:
             _install(b, stage / "bin" / b.name, 0o755)
-        for d in g.dynamics:
-            _add_dynamic(stage, d)
+        for dyn in g.dynamics:
+            _add_dynamic(stage, dyn)
         if g.perf:
             _add_dynamic(stage, PERF)
         g.out.parent.mkdir(parents=True, exist_ok=True)

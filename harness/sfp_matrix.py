@@ -263,53 +263,45 @@ def boot_plan(row: Row, src: pathlib.Path, top: pathlib.Path, m: pathlib.Path,
                 m / f"build-{row.version}" / row.line / "logs" / "patched")
 
 
-def boot_row(b: Boot, rc: int, log: str, times: list[str] = ()) -> tuple[str, bool]:
-    """A row of the boots table from B's logs, and whether it passed; TIMES:
-    stage times before the boot's own (a job set's build)."""
-    res = ""
-    if (b.logs / "report.txt").is_file():
-        res = next((ln for ln in (b.logs / "report.txt").read_text(errors="replace")
-                    .splitlines() if re.match(r"^[0-9]+ passed, [0-9]+ failed", ln)), "")
-    times = list(times)
-    if (b.logs / "stage-times.tsv").is_file():
-        times += stage_times(b.logs / "stage-times.tsv")
-    res = res or f"no result (exit {rc}, see {log})"
-    return f"| {b.line} | {b.version} | {res} | {', '.join(times)} |", rc == 0
-
-
-def stage_times(tsv: pathlib.Path) -> list[str]:
-    return [f"{n} {s}s" for n, _, s in (ln.rpartition("\t") for ln in
-                                       tsv.read_text().splitlines()) if n]
+def boot_row(b: Boot, res: sfp_run.RunResult, log: str,
+             times: tuple[tuple[str, int], ...] = ()) -> tuple[str, bool]:
+    """A row of the boots table from B's run RES, and whether it passed;
+    TIMES: stage times before the boot's own (a job set's build)."""
+    counts = ""
+    if res.cases:
+        counts = f"{res.passed} passed, {len(res.failed)} failed"
+    shown = ", ".join(f"{n} {s}s" for n, s in (*times, *res.stages))
+    counts = counts or f"no result (exit {res.status}, see {log})"
+    return f"| {b.line} | {b.version} | {counts} | {shown} |", res.status == 0
 
 
 def boot_version(b: Boot, m: pathlib.Path, stages: sfp_run.Stages) -> tuple[str, bool]:
     """The main job of B in turn: build, boot, tests."""
     with stages.stage(f"line {b.line}, Linux {b.version}: build, boot, tests"):
-        with open(m / f"run-{b.version}.log", "w", encoding="utf-8") as log:
-            brc = subprocess.run([str(ROOT / "sfp"), "run"], env=b.env, stdout=log,
-                                 stderr=subprocess.STDOUT, check=False).returncode
-    return boot_row(b, brc, f"run-{b.version}.log")
+        res = sfp_run.run_logged(sfp_run.RunRequest(), b.env, m / f"run-{b.version}.log")
+    return boot_row(b, res, f"run-{b.version}.log")
 
 
 def boot_set(plans: list[Boot], m: pathlib.Path, workers: int, stages: sfp_run.Stages,
              say: Callable[[str], None]) -> list[tuple[str, bool]]:
     """The main jobs of PLANS as a job set: each built in turn, then the
     boots WORKERS at once; a boots-table row of each, in PLANS' order."""
-    jobs, rows, built = [], {}, {}
+    jobs: list[sfp_repeat.BootJob] = []
+    rows: dict[str, tuple[str, bool]] = {}
+    built: dict[str, tuple[tuple[str, int], ...]] = {}
     for b in plans:
         out = m / f"jobs-{b.version}"
         with stages.stage(f"line {b.line}, Linux {b.version}: build"):
             try:
-                images = sfp_repeat.build_saved([], out, b.env)
+                images, saved = sfp_repeat.build_saved(sfp_run.RunRequest(), out, b.env)
             except sfp_repeat.RepeatFailed as e:
                 say(str(e))
                 rows[b.version] = (f"| {b.line} | {b.version} | no result (the build failed, "
                                    f"see jobs-{b.version}/build.out) | |", False)
                 continue
-        # the boot empties its log directory: the build's stage times first
-        built[b.version] = stage_times(b.logs / "stage-times.tsv") \
-            if (b.logs / "stage-times.tsv").is_file() else []
-        jobs.append(sfp_repeat.BootJob(b.version, 1, (), images, b.logs, b.env))
+        built[b.version] = saved.stages
+        jobs.append(sfp_repeat.BootJob(b.version, 1, sfp_run.RunRequest(), images, b.logs,
+                                       b.env))
     if jobs:
         with stages.stage(f"{len(jobs)} boots as jobs, {workers} at once"):
             t0 = time.monotonic()
@@ -319,7 +311,8 @@ def boot_set(plans: list[Boot], m: pathlib.Path, workers: int, stages: sfp_run.S
             say(table.splitlines()[-1].lstrip("# ") + f"; per job: {m}/jobs.tsv")
         by_version = {b.version: b for b in plans}
         for d in done:
-            rows[d.job.name] = boot_row(by_version[d.job.name], d.status, f"{d.job.logdir}.out",
+            res = d.result or sfp_run.RunResult(d.status)
+            rows[d.job.name] = boot_row(by_version[d.job.name], res, f"{d.job.logdir}.out",
                                         built[d.job.name])
     return [rows[b.version] for b in plans]
 

@@ -265,7 +265,7 @@ def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
 
 def judge_from_logs(data: Data, line: str, name: str, boots: int, out: pathlib.Path,
                     run_rc: int = 0, mutants: pathlib.Path | None = None) -> Verdict:
-    results = [read(out / name / str(b)) for b in range(1, boots + 1)]
+    results: list[Result | None] = [read(out / name / str(b)) for b in range(1, boots + 1)]
     return judge(variant(data, line, name, mutants), boots, results, out, run_rc)
 
 
@@ -461,7 +461,7 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
         reason = by if by.lower().startswith("none") else ""
         catchers[case] = (set() if reason else set(by.split()) - ran, reason)
         order.append(case)
-    prev = None
+    prev = ""
     for r in new[ncs + 2:nce]:
         case, by = _cells(r)[0], _cells(r)[1]
         got = set() if by.lower().startswith("none") else set(by.split())

@@ -218,9 +218,10 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
                     f"'{m.group()}' became '{other}'"))
     for m in re.finditer(r"!(?!=)", code):
         out.append(("neg", code[:m.start()] + code[m.end():], "a '!' dropped"))
-    m = _IF.match(code)
-    if m:
-        out.append(("neg", f"{m.group(1)}(!({m.group(2)})){m.group(3)}", "the if negated"))
+    cond = _IF.match(code)
+    if cond:
+        out.append(("neg", f"{cond.group(1)}(!({cond.group(2)})){cond.group(3)}",
+                    "the if negated"))
     for m in _INT.finditer(code if not re.match(r"^\s*case\b", code) else ""):
         n = int(m.group(1))
         for d in (1, -1):

@@ -78,7 +78,8 @@ def maintainers_add(text: str, add: str) -> str:
     """ADD (an 'F:' line) listed under SCHEDULER in MAINTAINERS' TEXT, in
     the order of the entry's F: lines: before the first that sorts after
     it."""
-    out, in_sched, done, last_f = [], False, False, -1
+    out: list[str] = []
+    in_sched, done, last_f = False, False, -1
     for ln in text.splitlines(keepends=True):
         ln0 = ln.rstrip("\n")
         if ln0 == "SCHEDULER":
@@ -233,8 +234,8 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         _copy(cert / "fair_cert_kunit.c", tests / "fair_cert_kunit.c")
         if not values.get("SFT_BACKPORT"):
             _copy(header, tests / "fair_kunit.h")
-        with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as f:
-            f.write(CERT_INCLUDE)
+        with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as fair:
+            fair.write(CERT_INCLUDE)
         kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
                                   (cert / "Kconfig").read_text()),
                       errors="surrogateescape")
@@ -244,9 +245,9 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         # kselftests.
         if (ROOT / "selftests" / "COMMIT_MSG").is_file():
             dest = w / "tools" / "testing" / "selftests" / "sched"
-            for f in sorted((ROOT / "selftests").rglob("*")):
-                if f.is_file() and not f.name.startswith("COMMIT_MSG"):
-                    _copy(f, dest / f.relative_to(ROOT / "selftests"))
+            for src in sorted((ROOT / "selftests").rglob("*")):
+                if src.is_file() and not src.name.startswith("COMMIT_MSG"):
+                    _copy(src, dest / src.relative_to(ROOT / "selftests"))
             # The tests' config asks for nothing the line does not have.
             absent = data.lines[line].config_absent
             cfg = dest / "config"
@@ -293,8 +294,8 @@ def run(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path, check
             return True
         text = (patches / "series").read_text().splitlines()
         mark = text.index(MARK)
-        for old in text[mark + 1:]:
-            (patches / old.strip()).unlink(missing_ok=True)
+        for stale in text[mark + 1:]:
+            (patches / stale.strip()).unlink(missing_ok=True)
         for p in made:
             shutil.copyfile(p, patches / p.name)
         shutil.copyfile(out / "series", patches / "series")

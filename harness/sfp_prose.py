@@ -183,7 +183,7 @@ def check(data: Data, claims: list[dict] | None = None,
         import tomllib
         with open(data.root / "sfp.toml", "rb") as f:
             raw = tomllib.load(f)
-        claims = raw.get("prose", []) if claims is None else claims
+        claims = list(raw.get("prose", [])) if claims is None else claims
         watched = raw.get("prose_watch", {}).get("files", []) if watched is None else watched
     have = counters(data)
     problems, checked = [], 0

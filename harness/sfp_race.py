@@ -81,9 +81,11 @@ def plan(data: Data, line: str, *, boots: int, secs: int, vcpus: int,
     return Race(boots, secs, vcpus, lockdep_only, fixes[-1], hook)
 
 
-def _last_line(path: pathlib.Path) -> str:
-    lines = sfp_results.text(path).splitlines()
-    return lines[-1] if lines else ""
+def _why(res: sfp_run.RunResult) -> str:
+    """What ended a run that did not pass."""
+    if res.error:
+        return res.error
+    return f"{', '.join(res.failed)} failed" if res.failed else f"exit status {res.status}"
 
 
 class _Report:
@@ -96,21 +98,16 @@ class _Report:
             f.write("".join(ln + "\n" for ln in lines))
 
 
-def _sfp_run(args: list[str], out: pathlib.Path, env: dict[str, str]) -> int:
-    with open(out, "wb") as o:
-        return subprocess.run([str(ROOT / "sfp"), "run", *args], stdout=o,
-                              stderr=subprocess.STDOUT, env=env, check=False).returncode
-
-
 def _keep(build: pathlib.Path, name: str, what: str, to: pathlib.Path) -> None:
     src = sfp_run.kernel_logs(build, name) / what
     if src.is_file():
         shutil.copyfile(src, to)
 
 
-def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, out: pathlib.Path) -> \
+def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, why: str) -> \
         tuple[bool, str, str]:
-    """(as stated, first splat, verdict) of one lockdep boot."""
+    """(as stated, first splat, verdict) of one lockdep boot; WHY: what
+    ended it, if it failed."""
     splat = (sfp_results.first_splats(console, limit=1) or [""])[0]
     caller = CALLER.search(sfp_results.text(console))
     if kernel == "unfixed":
@@ -119,7 +116,7 @@ def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, out: pathlib.Pa
         return False, splat, "MISSED: no lockdep report from avg_vruntime()"
     if rc == 0:
         return True, splat, "clean as expected"
-    return False, splat, f"FAILED: {_last_line(out)}"
+    return False, splat, f"FAILED: {why}"
 
 
 def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str], None],
@@ -165,14 +162,15 @@ def _lockdep(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
            "| kernel | boot | first splat | verdict |", "|---|---|---|---|")
     for k in ("unfixed", "fixed"):
         log = out / f"lockdep-{k}"
-        args = ["-K", "debug", "-r", "patched"]
-        if k == "unfixed":
-            args += ["-p", str(out / "unfix.patch")]
-        args += ["-n", "debug", "-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")]
-        rc = _sfp_run(args, pathlib.Path(f"{log}.out"), env)
+        req = sfp_run.RunRequest(
+            kind="debug", ref="patched",
+            patches=(str(out / "unfix.patch"),) if k == "unfixed" else (), name="debug",
+            guest_args=("-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")))
+        res = sfp_run.run_logged(req, env, pathlib.Path(f"{log}.out"))
+        rc = res.status
         console = pathlib.Path(f"{log}.console.log")
         _keep(build, "debug", "console.log", console)
-        good, splat, verdict = lockdep_verdict(k, rc, console, pathlib.Path(f"{log}.out"))
+        good, splat, verdict = lockdep_verdict(k, rc, console, _why(res))
         ok &= good
         report(f"| {k} | {'failed' if rc else 'passed'} | {splat or 'none'} | {verdict} |")
         say(f"lockdep, {k}: {verdict}")
@@ -202,10 +200,12 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
         oops, where, reads = 0, [], 0
         for i in range(1, r.boots + 1):
             log = out / f"rate-{k}-{i}"
-            args = ["-K", "race", "-r", "base"] + (["-p", str(r.fix)] if k == "fixed" else [])
-            args += ["-n", "race", "-x", str(ROOT / "scripts" / "guest" / "sched_debug_race.sh"),
-                     "--bin", str(pool)]
-            rc = _sfp_run(args, pathlib.Path(f"{log}.out"), child)
+            req = sfp_run.RunRequest(
+                kind="race", ref="base", patches=(str(r.fix),) if k == "fixed" else (),
+                name="race", guest_args=("-x", str(ROOT / "scripts" / "guest" /
+                                                    "sched_debug_race.sh"), "-b", str(pool)))
+            res = sfp_run.run_logged(req, child, pathlib.Path(f"{log}.out"))
+            rc = res.status
             console, guest = pathlib.Path(f"{log}.console.log"), pathlib.Path(f"{log}.guest.log")
             _keep(build, "race", "console.log", console)
             _keep(build, "race", "guest.log", guest)
@@ -216,7 +216,7 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
                 where.append(rip.group(1) if rip else "?")
                 status = f"OOPS at {where[-1]}"
             elif rc:
-                status = f"failed without an oops: {_last_line(pathlib.Path(f'{log}.out'))}"
+                status = f"failed without an oops: {_why(res)}"
                 ok &= k != "fixed"
             n = READS.search(sfp_results.text(guest))
             reads += int(n.group(1) or 0) if n else 0

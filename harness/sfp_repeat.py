@@ -2,9 +2,10 @@
 """Boot one kernel N times in a row and tally the results and the
 kselftests' measured figures (flake rates, spreads).
 
-The kernel that `sfp run RUN-OPTIONS` names is built once (`sfp run
---build-only`, its output in DIR/build.out) and booted N times (`sfp run
---boot-only -l DIR/BOOT`, each boot's output in DIR/BOOT.out). Per boot
+The kernel that `sfp run RUN-OPTIONS` names is built once (as `sfp run
+--build-only` would, its output in DIR/build.out) and booted N times (as
+`sfp run --boot-only -l DIR/BOOT`, each boot's output in DIR/BOOT.out);
+each run is sfp_run's, in a process of its own (sfp_run.run_logged). Per boot
 a row: the cases passed and failed, the newly-idle attempts per idle
 entry that sched_fastpath_newidle measured under the light load and in
 its overload control, the control's missed partner wakeups, and the
@@ -28,8 +29,9 @@ import time
 from typing import Callable, TextIO
 
 import sfp_results
-from sfp_data import ROOT
+import sfp_run
 import sfp_errors
+from sfp_run import RunRequest
 
 ROOT_TG = re.compile(r"cfs_rq\[[0-9]*\]:/ load_avg=[0-9-]* tg_load_avg_contrib=[0-9-]* "
                      r"tg_load_avg=([0-9-]*)")
@@ -102,14 +104,6 @@ def _row(*cells: str) -> str:
     return "".join(f"{c:<{w}} " for c, w in zip(cells, widths)) + cells[-1]
 
 
-def _name(run_args: list[str]) -> str:
-    name = "patched"
-    for i, a in enumerate(run_args):
-        if a in ("-n", "--name"):
-            name = run_args[i + 1] if i + 1 < len(run_args) else ""
-    return name
-
-
 @contextlib.contextmanager
 def busy_loops(n: int, say: Callable[[str], None]):
     """N busy loops on the host ('yes') while the block runs: a host whose
@@ -125,35 +119,30 @@ def busy_loops(n: int, say: Callable[[str], None]):
             p.wait()
 
 
-def repeat(run_args: list[str], n: int, out: pathlib.Path, busy: int, env: dict[str, str],
+def repeat(req: RunRequest, n: int, out: pathlib.Path, busy: int, env: dict[str, str],
            say: Callable[[str], None], table: TextIO) -> None:
-    """Build once, boot N times; the table on TABLE."""
+    """Build REQ's kernel once, boot it N times; the table on TABLE."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    sfp = [str(ROOT / "sfp"), "run", *run_args]
-    say(f"building (./sfp run {' '.join(run_args)})")
-    with open(out / "build.out", "wb") as log:
-        if subprocess.run(sfp + ["--build-only"], stdout=log, stderr=subprocess.STDOUT, env=env,
-                          check=False).returncode:
-            raise RepeatFailed(f"./sfp run {' '.join(run_args)} --build-only failed "
-                               f"(see {out}/build.out)")
+    say(f"building ({sfp_run.command(req)})")
+    built = sfp_run.run_logged(dataclasses.replace(req, build_only=True), env, out / "build.out")
+    if built.status:
+        raise RepeatFailed(f"{sfp_run.command(req)} --build-only failed (see {out}/build.out)")
     failures: collections.Counter[str] = collections.Counter()
     with busy_loops(busy, say):
         print(_row("boot", "passed", "failed", "light load", "overload control", "missed",
                    "root tg_load_avg (max over CPUs)"), file=table, flush=True)
         for i in range(1, n + 1):
             log = out / str(i)
-            with open(out / f"{i}.out", "wb") as o:
-                subprocess.run(sfp + ["--boot-only", "-l", str(log)], stdout=o,
-                               stderr=subprocess.STDOUT, env=env, check=False)
-            cases = sfp_results.read_tsv(log / "results.tsv")
-            failed = [c.name for c in cases if c.failed]
-            failures.update(failed)
+            res = sfp_run.run_logged(dataclasses.replace(req, boot_only=True, logdir=str(log)),
+                                     env, out / f"{i}.out")
+            failures.update(res.failed)
             fig = (newidle_figures(log / "guest.log") or [Figures()])[0]
-            print(_row(str(i), str(sum(c.status == "PASS" for c in cases)),
-                       str(len(failed)) if cases else "no result", fig.light, fig.control,
-                       fig.missed, root_tg_max(log / "guest.log") or "-"), file=table, flush=True)
+            print(_row(str(i), str(res.passed),
+                       str(len(res.failed)) if res.cases else "no result", fig.light,
+                       fig.control, fig.missed, root_tg_max(log / "guest.log") or "-"),
+                  file=table, flush=True)
     print(f"\nfailures per test case over {n} boots:", file=table)
     for case in sorted(failures):
         print(f"  {case}: {failures[case]}", file=table)
@@ -162,8 +151,8 @@ def repeat(run_args: list[str], n: int, out: pathlib.Path, busy: int, env: dict[
     table.flush()
 
 
-def default_out(build: pathlib.Path, run_args: list[str]) -> pathlib.Path:
-    return build / "logs" / f"{_name(run_args)}-repeat"
+def default_out(build: pathlib.Path, req: RunRequest) -> pathlib.Path:
+    return build / "logs" / f"{req.name or 'patched'}-repeat"
 
 
 def environ() -> dict[str, str]:
@@ -175,16 +164,15 @@ def environ() -> dict[str, str]:
 # What a boot needs of a build, kept per build so that the next build in
 # the same worktree cannot change it under a boot still to run.
 IMAGES = ("arch/x86/boot/bzImage", "initramfs.cpio.gz", ".config")
-_BUILT = re.compile(r"^sfp: built (\S+)/arch/x86/boot/bzImage and ", re.M)
 
 
 @dataclasses.dataclass(frozen=True)
 class BootJob:
-    """One boot of a job set: sfp run RUN_ARGS --boot-only with the saved
+    """One boot of a job set: REQUEST booted (--boot-only) from the saved
     IMAGES, its logs in LOGDIR (its output in LOGDIR.out)."""
     name: str                      # the variant's directory name: NAME or NAME.debug
     boot: int
-    run_args: tuple[str, ...]
+    request: RunRequest
     images: pathlib.Path
     logdir: pathlib.Path
     env: dict[str, str] | None = None  # the boot's own environment, else run_jobs' ENV
@@ -200,29 +188,25 @@ class Done:
     lava: str = ""       # the LAVA jobs it took: ID@DEVICE (sfp_lab)
     queued: float = 0.0  # of those jobs: seconds queued on the server
     ran: float = 0.0     # and seconds running on a device
+    result: sfp_run.RunResult | None = None  # what the boot's run gave
 
 
-def build_saved(run_args: list[str], out: pathlib.Path, env: dict[str, str]) -> pathlib.Path:
-    """Build RUN_ARGS' kernel once (OUT/build.out) and copy what its boots
-    need to OUT/images; that directory. RepeatFailed when the build fails."""
+def build_saved(req: RunRequest, out: pathlib.Path,
+                env: dict[str, str]) -> tuple[pathlib.Path, sfp_run.RunResult]:
+    """Build REQ's kernel once (OUT/build.out) and copy what its boots
+    need to OUT/images; that directory, and the build's RunResult.
+    RepeatFailed when the build fails."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    sfp = [str(ROOT / "sfp"), "run", *run_args, "--build-only"]
-    with open(out / "build.out", "wb") as log:
-        rc = subprocess.run(sfp, stdout=log, stderr=subprocess.STDOUT, env=env,
-                            check=False).returncode
-    text = (out / "build.out").read_text(errors="replace")
-    m = _BUILT.search(text)
-    if rc or not m:
-        raise RepeatFailed(f"./sfp run {' '.join(run_args)} --build-only failed "
-                           f"(see {out}/build.out)")
-    obj = pathlib.Path(m.group(1))
+    built = sfp_run.run_logged(dataclasses.replace(req, build_only=True), env, out / "build.out")
+    if built.status or built.obj is None:
+        raise RepeatFailed(f"{sfp_run.command(req)} --build-only failed (see {out}/build.out)")
     for rel in IMAGES:
         dest = out / "images" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(obj / rel, dest)
-    return out / "images"
+        shutil.copyfile(built.obj / rel, dest)
+    return out / "images", built
 
 
 class JobRunner:
@@ -241,14 +225,13 @@ class JobRunner:
 
     def _one(self, job: BootJob) -> Done:
         t0 = time.monotonic()
-        with open(f"{job.logdir}.out", "wb") as o:
-            rc = subprocess.run([str(ROOT / "sfp"), "run", *job.run_args, "--boot-only",
-                                 "--images", str(job.images), "-l", str(job.logdir)], stdout=o,
-                                stderr=subprocess.STDOUT, env=job.env or self.env,
-                                check=False).returncode
-        cases = sfp_results.read_tsv(job.logdir / "results.tsv")
-        done = Done(job, time.monotonic() - t0, rc, sum(c.status == "PASS" for c in cases),
-                    sum(c.failed for c in cases), *lava_jobs(job.logdir / "lava" / "jobs.json"))
+        res = sfp_run.run_logged(dataclasses.replace(job.request, boot_only=True,
+                                                     images=str(job.images),
+                                                     logdir=str(job.logdir)),
+                                 job.env or self.env, pathlib.Path(f"{job.logdir}.out"))
+        cases = res.cases
+        done = Done(job, time.monotonic() - t0, res.status, res.passed, len(res.failed),
+                    *lava_jobs(job.logdir / "lava" / "jobs.json"), result=res)
         with self.lock:
             self.finished += 1
             where = f" (LAVA {done.lava})" if done.lava else ""

@@ -76,6 +76,11 @@ class Result:
         return json.dumps(d, indent=1)
 
 
+def tsv_row(c: Case) -> str:
+    """C as a row of a results TSV (read_tsv)."""
+    return "\t".join((c.source, c.suite, c.test, c.status, c.note)) + "\n"
+
+
 def read_tsv(path: pathlib.Path) -> list[Case]:
     """The rows of a results TSV; a missing file has none."""
     cases = []

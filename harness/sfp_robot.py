@@ -257,8 +257,8 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     if "is not available or not up to date" in text:
         ver = subprocess.run(["sparse", "--version"], capture_output=True, text=True,
                              check=False)
-        v = ((ver.stdout or ver.stderr).splitlines() or [""])[0]
-        sparse = (f"sparse: not run, the tree refuses {v} ('C=2 specified, but sparse is not "
+        which = ((ver.stdout or ver.stderr).splitlines() or [""])[0]
+        sparse = (f"sparse: not run, the tree refuses {which} ('C=2 specified, but sparse is not "
                   "available or not up to date')")
         say(sparse)
 

@@ -26,16 +26,22 @@ NAME.prev; a log directory given with -l is the caller's and is emptied.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
+import multiprocessing
+import multiprocessing.connection
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
+import signal
 import sys
+import threading
 import time
-from typing import Callable, TextIO
+from typing import Callable, TextIO, cast
 
 import sfp_boot
 import sfp_build
@@ -48,6 +54,7 @@ import sfp_report
 import sfp_results
 import sfp_series
 import sfp_summary
+import sfp_data
 from sfp_data import ROOT, Data
 import sfp_errors
 
@@ -109,6 +116,44 @@ class Run:
         if self.tree:
             return self.tree
         return self.worktree if self.ref else self.build / "tree"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRequest:
+    """What a caller asks of a run: sfp run's options, typed (plan checks them)."""
+    kind: str = ""
+    tree: str = ""
+    ref: str = ""
+    patches: tuple[str, ...] = ()
+    name: str = ""
+    fragments: tuple[str, ...] = ()  # --only-fragment
+    extra_fragments: tuple[str, ...] = ()  # -f
+    guest_args: tuple[str, ...] = ()  # -x, --bin, --dynamic, --perf as sfp_guest takes them
+    logdir: str = ""
+    build_only: bool = False
+    boot_only: bool = False
+    images: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What a run gave: its exit status (0: every case passed; 1: a failure;
+    2: refused before any work), the error that ended it, where its kernel
+    and logs are, its cases and its stage times."""
+    status: int
+    error: str = ""
+    obj: pathlib.Path | None = None
+    logdir: pathlib.Path | None = None
+    cases: tuple[sfp_results.Case, ...] = ()
+    stages: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def passed(self) -> int:
+        return sum(c.status == "PASS" for c in self.cases)
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.cases if c.failed]
 
 
 def is_kernel_tree(d: pathlib.Path) -> bool:
@@ -181,6 +226,49 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         raise RunRefused(f"--boot-only: nothing built for '{name}' in {run.obj} "
                          "(run once without --boot-only)")
     return run
+
+
+def request_of(args: argparse.Namespace) -> RunRequest:
+    """sfp run's parsed options, typed."""
+    return RunRequest(
+        kind=args.kind or "", tree=args.tree or "", ref=args.ref or "", patches=tuple(args.patch),
+        name=args.name or "", fragments=tuple(args.only_fragment),
+        extra_fragments=tuple(args.fragment), guest_args=tuple(args.guest_args),
+        logdir=args.logdir or "", build_only=args.build_only, boot_only=args.boot_only,
+        images=args.images or "")
+
+
+def command(req: RunRequest) -> str:
+    """REQ as the sfp run command a person would type (for messages)."""
+    words = ["./sfp", "run"]
+    for flag, value in (("-K", req.kind), ("--tree", req.tree), ("-r", req.ref)):
+        if value:
+            words += [flag, value]
+    for p in req.patches:
+        words += ["-p", p]
+    if req.name:
+        words += ["-n", req.name]
+    for f in req.fragments:
+        words += ["--only-fragment", f]
+    for f in req.extra_fragments:
+        words += ["-f", f]
+    words += [{"-x": "-x", "-b": "--bin", "-d": "--dynamic", "-p": "--perf"}.get(a, a)
+              for a in req.guest_args]
+    if req.logdir:
+        words += ["-l", req.logdir]
+    words += ["--build-only"] * req.build_only + ["--boot-only"] * req.boot_only
+    if req.images:
+        words += ["--images", req.images]
+    return shlex.join(words)
+
+
+def plan_request(data: Data, env: dict[str, str], req: RunRequest) -> Run:
+    """plan() of a RunRequest."""
+    return plan(data, env, kind=req.kind, tree=req.tree, ref=req.ref, patches=list(req.patches),
+                name=req.name, fragments=list(req.fragments),
+                extra_fragments=list(req.extra_fragments), guest_args=list(req.guest_args),
+                logdir=req.logdir, build_only=req.build_only, boot_only=req.boot_only,
+                images=req.images)
 
 
 def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
@@ -294,6 +382,7 @@ class Stages:
 
     def __init__(self, tsv: pathlib.Path | None, fresh: bool = True):
         self.tsv = tsv
+        self.times: list[tuple[str, int]] = []  # this object's stages, in order
         if tsv and fresh:
             tsv.write_text("")
 
@@ -306,13 +395,13 @@ class Stages:
         finally:
             dt = int(time.monotonic() - t0)
             print(f"<== {name}: {dt}s", file=sys.stderr, flush=True)
+            self.times.append((name, dt))
             if self.tsv:
                 with open(self.tsv, "a", encoding="utf-8") as f:
                     f.write(f"{name}\t{dt}\n")
 
     def line(self) -> str:
-        rows = [ln.rpartition("\t") for ln in self.tsv.read_text().splitlines()]
-        return "stage times (wall):" + "".join(f" {n} {s}s" for n, _, s in rows)
+        return "stage times (wall):" + "".join(f" {n} {s}s" for n, s in self.times)
 
 
 class _Tee:
@@ -390,8 +479,9 @@ def checkout_ref(run: Run, tree: pathlib.Path, say: Callable[[str], None]) -> pa
     return wt
 
 
-def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
-    """Run's stages; the exit status (0: every case passed)."""
+def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None]) -> RunResult:
+    """Run's stages; what they gave (status 0: every case passed). A stage
+    that fails raises RunFailed."""
     prepare_logs(run)
     stages = Stages(run.logdir / "stage-times.tsv")
     child = dict(env, LINE=run.line, BUILD=str(run.build), SFP_LINE_BUILD=str(run.build),
@@ -431,7 +521,7 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
                 raise RunFailed(str(e)) from e
     if run.build_only:
         say(f"built {run.obj}/arch/x86/boot/bzImage and {run.obj}/initramfs.cpio.gz")
-        return 0
+        return RunResult(0, obj=run.obj, logdir=run.logdir, stages=tuple(stages.times))
 
     with stages.stage("boot"):
         req = boot_request(run, env)
@@ -450,7 +540,7 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
     report = run.logdir / "report.txt"
     patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / run.line)
     with stages.stage("tests"), open(report, "w", encoding="utf-8") as rep, \
-            contextlib.redirect_stdout(_Tee(sys.stdout, rep)):
+            contextlib.redirect_stdout(cast(TextIO, _Tee(sys.stdout, rep))):
         print("\n".join(header(run, tree, patches)))
         try:
             rep_rc = sfp_report.report(run.logdir, tree, run.obj)
@@ -462,15 +552,19 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         for out in (sys.stdout, rep):
             print("\n" + stages.line(), file=out)
     say(f"report: {report}")
+    cases = sfp_results.read_tsv(run.logdir / "results.tsv")
+    done = RunResult(rep_rc, obj=run.obj, logdir=run.logdir, cases=tuple(cases),
+                     stages=tuple(stages.times))
     if problem:
         # The guest did not finish cleanly: count that, whatever ran before.
+        failed = sfp_results.Case("boot", "boot", "(guest run)", "FAIL",
+                                  f"see {run.logdir}/console.log")
         with open(run.logdir / "results.tsv", "a", encoding="utf-8") as f:
-            f.write(f"boot\tboot\t(guest run)\tFAIL\tsee {run.logdir}/console.log\n")
-        text, _ = sfp_summary.render("Results, with the failed guest run",
-                                     sfp_results.read_tsv(run.logdir / "results.tsv"))
+            f.write(sfp_results.tsv_row(failed))
+        text, _ = sfp_summary.render("Results, with the failed guest run", [*cases, failed])
         print(text.splitlines()[-1])
-        return 1
-    return rep_rc
+        return dataclasses.replace(done, status=1, error=problem, cases=(*cases, failed))
+    return done
 
 
 def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
@@ -498,3 +592,82 @@ def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:
     if run.patches:
         out.append(("sfp.patches", " ".join(p.name for p in run.patches)))
     return tuple(out)
+
+
+# --- a run for a caller: in a process of its own, its output in a file --------
+
+# The runs a caller waits for (run_logged); stop_runs() ends them.
+_LIVE: set[multiprocessing.process.BaseProcess] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt()
+
+
+def _run_child(req: RunRequest, env: dict[str, str], out: str,
+               conn: multiprocessing.connection.Connection) -> None:
+    """run_logged's process: REQ run with ENV as its environment, stdout
+    and stderr into OUT; the RunResult sent on CONN."""
+    signal.signal(signal.SIGTERM, _interrupted)  # as sfp does: a LAVA job is cancelled
+    os.environ.clear()
+    os.environ.update(env)
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+    def say(msg: str) -> None:
+        print(f"sfp: {msg}", file=sys.stderr, flush=True)
+
+    try:
+        data = sfp_data.load()
+        res = execute(plan_request(data, env, req), data, env, say)
+    except sfp_errors.SfpError as e:
+        print(f"sfp: error: {e}", file=sys.stderr, flush=True)
+        res = RunResult(e.status, str(e))
+    except sfp_data.DataError as e:
+        print(f"sfp: error: sfp.toml: {e}", file=sys.stderr, flush=True)
+        res = RunResult(2, f"sfp.toml: {e}")
+    sys.stdout.flush()
+    conn.send(res)
+    conn.close()
+
+
+def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunResult:
+    """REQ run as 'sfp run' would run it with ENV, its output into OUT (the
+    file is made anew): in a process of its own, so that runs can go on
+    at once from threads, each with its own output and environment."""
+    ctx = multiprocessing.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_run_child, args=(req, env, str(out), send),
+                       name=f"sfp run {req.name or req.ref or 'patched'}")
+    with _LIVE_LOCK:
+        proc.start()
+        _LIVE.add(proc)
+    send.close()
+    try:
+        try:
+            res = recv.recv()
+        except EOFError:
+            proc.join()
+            res = RunResult(1, f"the run ended with exit status {proc.exitcode} and no result "
+                               f"(see {out})")
+        proc.join()
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+        recv.close()
+    return res
+
+
+def stop_runs() -> None:
+    """SIGTERM to every run a caller waits for (each cancels its LAVA job
+    as sfp does on SIGTERM), and wait for them."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in live:
+        proc.join(60)

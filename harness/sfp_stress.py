@@ -33,7 +33,6 @@ import concurrent.futures
 import dataclasses
 import pathlib
 import shutil
-import subprocess
 import sys
 from typing import Callable
 
@@ -134,34 +133,25 @@ def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Dat
          env: dict[str, str], say: Callable[[str], None], boot_only: bool = False) -> Boot:
     """Boot KERNEL once into LOG; whether it gave what KERNEL must give."""
     shutil.rmtree(log, ignore_errors=True)
-    run = [str(ROOT / "sfp"), "run", "-K", s.kind, "-r", kernel]
-    if kernel == "baseline":
-        run += ["-p", str(out / "selftests.patch")]
-    if boot_only:
-        run.append("--boot-only")
-    run += ["-n", s.kind, "-l", str(log), "-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
-            "--dynamic", "/usr/bin/stress-ng", "--dynamic", "/usr/bin/hackbench"]
-    with open(f"{log}.out", "wb") as o:
-        rc = subprocess.run(run, stdout=o, stderr=subprocess.STDOUT, env=run_env(s, env),
-                            check=False).returncode
-    results = log / "results.tsv"
-    cases = sfp_results.read_tsv(results)
-    failed = [c.name for c in cases if c.failed]
-    passed = sum(c.status == "PASS" for c in cases)
+    req = sfp_run.RunRequest(
+        kind=s.kind, ref=kernel,
+        patches=(str(out / "selftests.patch"),) if kernel == "baseline" else (),
+        boot_only=boot_only, name=s.kind, logdir=str(log),
+        guest_args=("-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
+                    "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"))
+    res = sfp_run.run_logged(req, run_env(s, env), pathlib.Path(f"{log}.out"))
+    rc, failed, passed = res.status, res.failed, res.passed
     say(f"{kernel}: {stress_figures(log / 'guest.log') or 'no figures'}")
-    error = next((ln for ln in sfp_results.text(pathlib.Path(f"{log}.out")).splitlines()
-                  if "sfp: error" in ln), "")
-    if error:
-        say(f"{kernel}: {error}")
+    if res.error:
+        say(f"{kernel}: sfp: error: {res.error}")
         print(sfp_results.splat_context(log / "console.log"), end="", file=sys.stderr)
         return Boot(False, passed, failed)
     if kernel == "baseline":
-        res = sfp_results.read(log) if log.is_dir() else None
-        if res is None or not res.cases:
+        if not res.cases:
             say(f"baseline: no results in {log}")
             return Boot(False, passed, failed)
         ok, line = sfp_mutate.baseline_verdict(sfp_mutate.baseline_expect(data, BASELINE_ALSO),
-                                               res)
+                                               sfp_results.Result(str(log), list(res.cases)))
         say(line)
         return Boot(ok, passed, failed)
     if rc:

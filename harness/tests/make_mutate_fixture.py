@@ -26,7 +26,7 @@ CASES = [
 BOOTS = 3
 # variant: per boot, the cases (by index) that fail, and those that skip
 # for an unmet precondition; None: no results in that boot.
-VARIANTS = {
+VARIANTS: dict[str, list[tuple[tuple[int, ...], tuple[int, ...]] | None]] = {
     "patched": [((), ()), ((), ()), ((), ())],
     "add-and-to-or": [((2, 3, 4, 7, 9), ()), ((2, 3, 4, 7, 9), ()), ((2, 3, 4, 7), ())],
     "add-nr-bound-minus1": [((2, 7), ()), ((2,), (7,)), ((2, 7), ())],

@@ -399,7 +399,7 @@ class Schema(unittest.TestCase):
 
     def setUp(self):
         try:
-            from lava_common import schemas
+            from lava_common import schemas  # type: ignore[import]
         except ImportError:
             self.skipTest("precondition: lava_common (Debian's lava-common) is not importable "
                           f"by {sys.executable}")

@@ -12,6 +12,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import sfp_matrix  # noqa: E402
+from sfp_results import Case  # noqa: E402
 from test_series import Tree, edit, git  # noqa: E402
 
 P = pathlib.Path
@@ -78,25 +79,21 @@ class JobSet(unittest.TestCase):
         self.saved = (sfp_repeat.build_saved, sfp_repeat.run_jobs)
         self.calls = []
 
-        def build_saved(run_args, out, env):
+        def build_saved(req, out, env):
             self.calls.append(("build", env["KSRC"]))
             if "bad" in env["KSRC"]:
                 raise sfp_repeat.RepeatFailed("build failed")
-            logs = P(env["BUILD"]) / "6.1" / "logs" / "patched"
-            logs.mkdir(parents=True)
-            (logs / "stage-times.tsv").write_text("tree\t3\nbuild\t300\nguest\t4\n")
             (out / "images").mkdir(parents=True)
-            return out / "images"
+            return out / "images", sfp_run.RunResult(
+                0, obj=out / "images", stages=(("tree", 3), ("build", 300), ("guest", 4)))
 
         def run_jobs(jobs, workers, env, say):
             done = []
             for j in jobs:
                 self.calls.append(("boot", j.env["KSRC"], workers))
-                for f in j.logdir.iterdir():  # the boot empties its log directory
-                    f.unlink()
-                (j.logdir / "report.txt").write_text("x\n46 passed, 0 failed\n")
-                (j.logdir / "stage-times.tsv").write_text("boot\t25\ntests\t2\n")
-                done.append(sfp_repeat.Done(j, 27.0, 0, 46, 0))
+                cases = tuple(Case("kunit", "s", f"c{i}", "PASS") for i in range(46))
+                res = sfp_run.RunResult(0, cases=cases, stages=(("boot", 25), ("tests", 2)))
+                done.append(sfp_repeat.Done(j, 27.0, 0, 46, 0, result=res))
             return done
         sfp_repeat.build_saved, sfp_repeat.run_jobs = build_saved, run_jobs
 

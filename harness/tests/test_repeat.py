@@ -13,6 +13,7 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import sfp_repeat  # noqa: E402
+from sfp_run import RunRequest  # noqa: E402
 
 P = "# # sched_fastpath_newidle.c:402:"
 LOG = f"""{P}light_load_skips_balance:light load: 2 newly-idle balance attempts / 354 idle entries = 0.005\r
@@ -49,9 +50,9 @@ class Figures(unittest.TestCase):
 
     def test_default_out(self):
         b = pathlib.Path("/b/6.12")
-        self.assertEqual(sfp_repeat.default_out(b, ["-r", "patched", "-n", "mutant"]),
+        self.assertEqual(sfp_repeat.default_out(b, RunRequest(ref="patched", name="mutant")),
                          b / "logs" / "mutant-repeat")
-        self.assertEqual(sfp_repeat.default_out(b, []), b / "logs" / "patched-repeat")
+        self.assertEqual(sfp_repeat.default_out(b, RunRequest()), b / "logs" / "patched-repeat")
 
 
 class JobSet(unittest.TestCase):
@@ -66,7 +67,7 @@ class JobSet(unittest.TestCase):
 
     def test_failed_build_named(self):
         # A patch that is not there: sfp run refuses before any work.
-        run = ["-r", "patched", "-p", str(self.t / "none.patch"), "-n", "x"]
+        run = RunRequest(ref="patched", patches=(str(self.t / "none.patch"),), name="x")
         with self.assertRaisesRegex(sfp_repeat.RepeatFailed, "--build-only failed"):
             sfp_repeat.build_saved(run, self.t / "v", self.env)
         self.assertIn("none.patch' not found", (self.t / "v" / "build.out").read_text())
@@ -75,7 +76,8 @@ class JobSet(unittest.TestCase):
     def test_jobs_at_once(self):
         # Images that are not there: each job's sfp run refuses at once, so
         # every job ends, with no result, and says so.
-        jobs = [sfp_repeat.BootJob(f"v{i}", b, ("-r", "patched", "-n", "x"), self.t / "none",
+        jobs = [sfp_repeat.BootJob(f"v{i}", b, RunRequest(ref="patched", name="x"),
+                                   self.t / "none",
                                    self.t / f"v{i}" / str(b)) for i in (1, 2) for b in (1, 2)]
         for j in jobs:
             j.logdir.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +101,7 @@ class JobSet(unittest.TestCase):
         self.assertEqual(sfp_repeat.lava_jobs(self.t / "jobs.json"),
                          ("12@sfp-qemu-01 then 15@sfp-qemu-02", 130.0, 50.0))
         self.assertEqual(sfp_repeat.lava_jobs(self.t / "none.json"), ("", 0.0, 0.0))
-        job = sfp_repeat.BootJob("v", 1, (), self.t, self.t / "v" / "1")
+        job = sfp_repeat.BootJob("v", 1, RunRequest(), self.t, self.t / "v" / "1")
         done = [sfp_repeat.Done(job, 200.0, 0, 65, 0, "12@sfp-qemu-01 then 15@sfp-qemu-02",
                                 130.0, 50.0),
                 sfp_repeat.Done(job, 61.0, 0, 65, 0, "16@sfp-qemu-01", 10.0, 50.0)]

@@ -4,7 +4,6 @@ each kernel's verdict from a stand-in sfp run (patched clean or failed, a
 splat, baseline's exact expected failures) and the -N tally."""
 import io
 import pathlib
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -14,6 +13,7 @@ from unittest import mock
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import sfp_data  # noqa: E402
+import sfp_results  # noqa: E402
 import sfp_stress  # noqa: E402
 
 D = sfp_data.load()
@@ -64,18 +64,21 @@ class Env(unittest.TestCase):
 
 
 def fake_run(results: str, rc: int = 0, out: str = "", console: str = ""):
-    """A stand-in for 'sfp run': the logs a boot leaves."""
-    def run(cmd, stdout, **_kw):
-        log = pathlib.Path(cmd[cmd.index("-l") + 1])
+    """A stand-in for sfp_run.run_logged: the logs a boot leaves, and its
+    RunResult (OUT: the error line it printed, if any)."""
+    def run(req, env, output):
+        log = pathlib.Path(req.logdir)
         log.mkdir(parents=True)
         (log / "results.tsv").write_text(results)
         (log / "guest.log").write_text(
             "# sfp-stress cycles=3 hotplug=12\n"
             "# light load: 40 newly-idle balance attempts / 2000 idle entries = 0.020\n")
         (log / "console.log").write_text(console)
-        stdout.write(out.encode())
-        return subprocess.CompletedProcess(cmd, rc)
-    return mock.patch.object(sfp_stress.subprocess, "run", side_effect=run)
+        output.write_text(out)
+        return sfp_stress.sfp_run.RunResult(
+            rc, out.removeprefix("sfp: error: ").strip(),
+            cases=tuple(sfp_results.read_tsv(log / "results.tsv")))
+    return mock.patch.object(sfp_stress.sfp_run, "run_logged", side_effect=run)
 
 
 def row(case, status):
