@@ -510,7 +510,8 @@ class Check:
                 (h / "tests", f"{h}:{h / 'tests'}",
                  sorted(p.name for p in (h / "tests").glob("*.py") if p.name != "__init__.py"))):
             out.flush()
-            if subprocess.run(["mypy", "--explicit-package-bases", *files], cwd=cwd,
+            if subprocess.run(["mypy", "--explicit-package-bases", "--cache-dir",
+                               str(self.chk / "mypy-cache" / cwd.name), *files], cwd=cwd,
                               env=dict(self.env, MYPYPATH=path), stdout=out,
                               stderr=subprocess.STDOUT, check=False).returncode:
                 raise CaseFailed(f"mypy finds type errors in {cwd.relative_to(ROOT)}")

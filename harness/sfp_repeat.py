@@ -275,7 +275,7 @@ def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
 
 
 def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> str:
-    """jobs.tsv: a row per job (what sfp fanout schedules on paper), then
+    """jobs.tsv: a row per job, then
     the job set's wall time against the sum of its jobs (HOW says what
     ran at once; default: WORKERS boots). For LAVA jobs, also each one's
     job and device and its seconds queued and running (the server's

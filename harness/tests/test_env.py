@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel line the environment selects (sfp line-env, and what every
-subcommand takes)."""
+"""The kernel line the environment selects (what every subcommand
+takes)."""
 import pathlib
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -64,13 +63,6 @@ class SelectLine(unittest.TestCase):
         self.assertEqual(self.d.lines["6.1"].default_source({}), "/usr/src/linux-source-6.1.tar.xz")
         self.assertEqual(self.d.lines["6.19"].default_source({}), "")
         self.assertEqual(self.d.lines["6.19"].default_source({"SFP_SRC_6_19": "/t"}), "/t")
-
-    def test_line_env_is_shell(self):
-        out = subprocess.run(
-            ["bash", "-c", f'eval "$({ROOT}/sfp line-env)"; printf "%s|" "$LINE" "$BUILD" "$KNOWN_GOOD"'],
-            env={"PATH": "/usr/bin:/bin", "LINE": "6.1", "BUILD": "/b x"},
-            capture_output=True, text=True, check=True).stdout
-        self.assertEqual(out, f"6.1|/b x/6.1|{self.d.lines['6.1'].known_good}|")
 
 
 class Numbers(unittest.TestCase):
