@@ -29,6 +29,36 @@ NUMBERS = {
 }
 ACCELS = ("tcg", "kvm", "auto")
 BACKENDS = ("qemu", "lava", "lava-server")
+LOADED_MEM = 1024  # MiB: the default of a guest under load (sfp stress, sfp bench)
+
+
+@dataclasses.dataclass(frozen=True)
+class BootSettings:
+    """How a guest boots: sfp boot's variables, and their one set of
+    defaults (the fields' own)."""
+    smp: int = 4  # SMP
+    topology: str = ""  # TOPOLOGY: a record of sfp.toml [topologies], or one level
+    mem: int = 512  # MEM, MiB
+    timeout: int = 600  # BOOT_TIMEOUT, seconds
+    accel: str = "tcg"  # ACCEL
+    append: str = ""  # APPEND
+    qemu_opts: tuple[str, ...] = ()  # QEMU_OPTS
+    backend: str = "qemu"  # BOOT_BACKEND
+
+
+BOOT_DEFAULTS = BootSettings()
+
+
+def boot_settings(env: dict[str, str]) -> BootSettings:
+    """ENV's boot variables, an empty one taken as unset (check_numbers
+    refuses a bad number before any work)."""
+    d = BOOT_DEFAULTS
+    return BootSettings(
+        smp=int(env.get("SMP") or d.smp), topology=env.get("TOPOLOGY") or d.topology,
+        mem=int(env.get("MEM") or d.mem), timeout=int(env.get("BOOT_TIMEOUT") or d.timeout),
+        accel=env.get("ACCEL") or d.accel, append=env.get("APPEND") or d.append,
+        qemu_opts=tuple((env.get("QEMU_OPTS") or "").split()),
+        backend=env.get("BOOT_BACKEND") or d.backend)
 
 
 class InputError(sfp_errors.Refused):

@@ -569,14 +569,12 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
 
 def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
     """The boot of RUN's kernel, with the settings of ENV (sfp boot's variables)."""
+    s = sfp_env.boot_settings(env)
     return sfp_boot.BootRequest(
         kernel=run.obj / "arch/x86/boot/bzImage", initrd=run.obj / "initramfs.cpio.gz",
-        logdir=run.logdir, smp=int(env.get("SMP") or 4), topology=env.get("TOPOLOGY", ""),
-        mem=int(env.get("MEM") or 512), timeout=int(env.get("BOOT_TIMEOUT") or 600),
-        accel=env.get("ACCEL") or "tcg", append=run.append,
-        qemu_opts=tuple((env.get("QEMU_OPTS") or "").split()),
-        backend=env.get("BOOT_BACKEND") or "qemu", lava=sfp_lab.Target.from_env(env),
-        metadata=boot_metadata(run))
+        logdir=run.logdir, smp=s.smp, topology=s.topology, mem=s.mem, timeout=s.timeout,
+        accel=s.accel, append=run.append, qemu_opts=s.qemu_opts, backend=s.backend,
+        lava=sfp_lab.Target.from_env(env), metadata=boot_metadata(run))
 
 
 def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:

@@ -103,7 +103,7 @@ def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: i
 
 def run_env(s: Stress, env: dict[str, str]) -> dict[str, str]:
     """sfp run's environment for a stress boot."""
-    child = dict(env, SMP=str(s.vcpus), MEM=env.get("MEM") or "1024",
+    child = dict(env, SMP=str(s.vcpus), MEM=env.get("MEM") or str(sfp_env.LOADED_MEM),
                  BOOT_TIMEOUT=str(900 + 3 * s.secs),
                  APPEND=" ".join(a for a in (f"sfp.stress={s.secs}", env.get("APPEND", "")) if a))
     if s.topology:
