@@ -64,7 +64,9 @@ import threading
 import time
 from typing import IO, Callable
 
+import sfp_benchlines
 import sfp_cost
+import sfp_prepare
 import sfp_env
 import sfp_repeat
 import sfp_run
@@ -241,16 +243,6 @@ def icount_opts(seed: int) -> str:
     return f"{ICOUNT} -seed {seed}"
 
 
-def python_with_matplotlib() -> str:
-    """Debian's python3 has Debian's matplotlib; a python3 earlier in PATH
-    (pyenv, venv) may not."""
-    for p in ("/usr/bin/python3", "python3"):
-        if shutil.which(p) and subprocess.run([p, "-c", "import matplotlib"], capture_output=True,
-                                              check=False).returncode == 0:
-            return p
-    raise BenchError(sfp_env.missing_tool("python3-matplotlib", "python3-matplotlib"))
-
-
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
          duration: str, reps: str, mode: str, out: str, qemu_opts: str | None, smoke: bool,
          command: str, jobs: int = 1, cost: bool = False, busy: int = 0,
@@ -314,7 +306,10 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
     for tool, pkg in (("gcc", "gcc"),):
         if sfp_env.missing_tool(tool, pkg):
             raise BenchRefused(sfp_env.missing_tool(tool, pkg))
-    python = python_with_matplotlib()
+    try:
+        python = sfp_benchlines.python_with_matplotlib()
+    except sfp_benchlines.RunError as e:
+        raise BenchRefused(str(e)) from e
     if sfp_env.missing_tool("perf", "linux-perf"):
         raise BenchRefused(sfp_env.missing_tool("perf", "linux-perf"))
     b = choice.build / "bench"
@@ -418,7 +413,7 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
             if f.is_file())))
     patched = sfp_run.kernel_wt(b.build, "bench-patched")
     rows.append(("version", sfp_env.makefile_version((patched / "Makefile").read_text())))
-    rows.append(("source", sfp_run.wt_meta(b.tree, "source")))
+    rows.append(("source", sfp_prepare.wt_meta(b.tree, "source")))
     for k in KERNELS:
         wt = sfp_run.kernel_wt(b.build, f"bench-{k}")
         rows.append((f"commit_{k}", subprocess.run(

@@ -30,7 +30,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+import shutil
 import statistics
+import subprocess
 from typing import Mapping, TypeVar
 import sfp_errors
 
@@ -162,13 +164,8 @@ def plot(runs: list[Run], outdir: pathlib.Path) -> list[str]:
     """OUTDIR/bench-lines-LINE.png for each line of RUNS
     (scripts/bench-lines-plot.py, with Debian's matplotlib); their paths."""
     import json  # pylint: disable=import-outside-toplevel
-    import subprocess  # pylint: disable=import-outside-toplevel
 
-    import sfp_bench  # pylint: disable=import-outside-toplevel
-    try:
-        py = sfp_bench.python_with_matplotlib()
-    except sfp_bench.BenchError as e:
-        raise RunError(str(e)) from e
+    py = python_with_matplotlib()
     script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "bench-lines-plot.py"
     p = subprocess.run([py, str(script), str(outdir)], input=json.dumps(plot_data(runs)),
                        text=True, capture_output=True, check=False)
@@ -374,3 +371,14 @@ def table(runs: list[Run]) -> str:
     L.append("")
     L.append("Made from: " + "; ".join(f"`{r.command}` ({r.version}, {r.mode})" for r in runs))
     return "\n".join(L) + "\n"
+
+
+def python_with_matplotlib() -> str:
+    """Debian's python3 has Debian's matplotlib; a python3 earlier in PATH
+    (pyenv, venv) may not."""
+    for p in ("/usr/bin/python3", "python3"):
+        if shutil.which(p) and subprocess.run([p, "-c", "import matplotlib"], capture_output=True,
+                                              check=False).returncode == 0:
+            return p
+    raise RunError("python3 with matplotlib not found: install the Debian package "
+                   "'python3-matplotlib' (or run 'make setup' as root)")

@@ -139,7 +139,7 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
         return env
     default = sfp_env.select_line(data, env).line
     need, what = space_needed(top, default, quick, full)
-    have = sfp_run.free_gib(top)
+    have = sfp_prepare.free_gib(top)
     if have >= need:
         return env
     here = _device(top)
@@ -147,7 +147,7 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
         if not cand or not os.path.isdir(cand) or _device(pathlib.Path(cand)) == here:
             continue
         new = pathlib.Path(cand) / f"sched-fastpath-{os.getuid()}" / "build"
-        if sfp_run.free_gib(pathlib.Path(cand)) < space_needed(new, default, quick, full)[0]:
+        if sfp_prepare.free_gib(pathlib.Path(cand)) < space_needed(new, default, quick, full)[0]:
             continue
         new.mkdir(parents=True, exist_ok=True)
         say(f"{what} needs about {need} GiB free; {top} has {have} GiB: building in {new} "
@@ -162,7 +162,7 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
 
 
 def _device(path: pathlib.Path) -> int:
-    return sfp_run.existing(path).stat().st_dev
+    return sfp_prepare.existing(path).stat().st_dev
 
 
 class Check:
@@ -328,7 +328,7 @@ class Check:
             fixed = S.source_fixed(wt, series)
         except S.GitFailed as e:
             raise CaseFailed("a prerequisite does not apply to base") from e
-        v = sfp_run.wt_meta(wt, "version")
+        v = sfp_prepare.wt_meta(wt, "version")
         for p in series:
             if p.role != "prereq" or S.in_rev(wt, "base", p.path):
                 continue

@@ -334,3 +334,13 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
                 topologies=topologies, archs=archs, baseline_fails=baseline,
                 no_catcher=common, root=root,
                 coverage_unrun=_unrun(raw.get("coverage_unrun", {})))
+
+
+def file_sha256(path: pathlib.Path) -> str:
+    """The SHA-256 of a file's content, read a MiB at a time."""
+    import hashlib  # pylint: disable=import-outside-toplevel
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 
 import sfp_distro
+import sfp_lab
 from sfp_data import MAX_VCPUS, ROOT, Data, DataError
 import sfp_errors
 
@@ -158,16 +159,6 @@ def cache_dir(env: dict[str, str]) -> pathlib.Path:
         "sched-fastpath")
 
 
-def file_sha256(path: pathlib.Path) -> str:
-    """The SHA-256 of a file's content, read a MiB at a time."""
-    import hashlib  # pylint: disable=import-outside-toplevel
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def check_ksrc(ksrc: str) -> None:
     if not ksrc:
         return
@@ -198,7 +189,6 @@ def check_numbers(env: dict[str, str]) -> None:
     if backend and backend not in BACKENDS:
         raise InputError(f"BOOT_BACKEND={backend}: one of {', '.join(BACKENDS)} is wanted")
     if backend == "lava-server":
-        import sfp_lab  # pylint: disable=import-outside-toplevel
         try:
             sfp_lab.Target.from_env(env).check()
         except sfp_lab.LabError as e:

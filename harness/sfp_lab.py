@@ -48,7 +48,7 @@ import time
 
 import yaml
 
-import sfp_env
+import sfp_data
 import sfp_lava
 import sfp_results
 from sfp_lava import LavaRecord
@@ -133,7 +133,7 @@ class Target:
     def publish(self, path: pathlib.Path) -> str:
         """PATH copied into the image directory under its content's hash
         (a boot of the same image finds it there), and its URL."""
-        rel = f"{sfp_env.file_sha256(path)[:16]}/{path.name}"
+        rel = f"{sfp_data.file_sha256(path)[:16]}/{path.name}"
         dest = pathlib.Path(self.image_dir) / rel
         if not dest.is_file():
             dest.parent.mkdir(parents=True, exist_ok=True)

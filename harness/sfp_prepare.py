@@ -43,13 +43,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import time
 from typing import Callable
 
 import sfp_env
-import sfp_run
+import sfp_data
 import sfp_series as S
 from sfp_data import ROOT, Data
 import sfp_errors
@@ -59,6 +60,35 @@ SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it
 COMMITTER = {"GIT_COMMITTER_NAME": "sched-fastpath",
              "GIT_COMMITTER_EMAIL": "sched-fastpath@example.org"}
 TARBALL = (".tar", ".tar.xz", ".tar.gz", ".tgz", ".tar.bz2")
+
+
+def is_kernel_tree(d: pathlib.Path) -> bool:
+    """A Linux source tree with the files the series touches."""
+    mk = d / "Makefile"
+    return mk.is_file() and (d / "kernel" / "sched" / "fair.c").is_file() and \
+        re.search(r"^PATCHLEVEL = ", mk.read_text(errors="replace"), re.M) is not None
+
+
+def wt_meta(tree: pathlib.Path, key: str) -> str:
+    """One value of the work tree's metadata (git notes under refs/notes/sfp)."""
+    rev = "refs/sfp/prepared" if key == "series" else "base"
+    out = subprocess.run(["git", "-C", str(tree), "notes", "--ref=sfp", "show", rev],
+                         capture_output=True, text=True, check=False).stdout
+    for ln in out.splitlines():
+        if ln.startswith(key + " "):
+            return ln[len(key) + 1:]
+    return ""
+
+
+def existing(path: pathlib.Path) -> pathlib.Path:
+    """PATH, or its nearest parent that exists (the file system it will be on)."""
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def free_gib(path: pathlib.Path) -> int:
+    return shutil.disk_usage(existing(path)).free // (1 << 30)
 
 
 class PrepareError(sfp_errors.Failed):
@@ -108,8 +138,8 @@ def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) ->
     """Refuse when the file system holding WHERE has less than GIB GiB free."""
     if env.get("SFP_NO_SPACE_CHECK", "0") != "0":
         return
-    d = sfp_run.existing(where)
-    have = sfp_run.free_gib(d)
+    d = existing(where)
+    have = free_gib(d)
     if have < gib:
         raise PrepareError(f"{what} needs about {gib} GiB free where {d} is; there are {have} "
                            f"GiB (df -h {d}): free some, or point BUILD= (or TMPDIR=) elsewhere; "
@@ -132,7 +162,7 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
     # A line without a default source: a work tree prepared before (with
     # KSRC) goes on with the source it was made from.
     if not src and (wt / ".git").is_dir():
-        src = _source_from_meta(sfp_run.wt_meta(wt, "source"))
+        src = _source_from_meta(wt_meta(wt, "source"))
     if not src:
         raise PrepareError(f"no source for the {line} line: {source_hint(data, line)}")
     if sfp_env.missing_tool("git", "git"):
@@ -155,7 +185,7 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
     if str(p).startswith(str(wt_abs) + "/") or p == wt_abs:
         raise PrepareError(f"the source '{p}' is inside the work tree '{wt}'")
     if p.is_dir():
-        if not sfp_run.is_kernel_tree(p):
+        if not is_kernel_tree(p):
             raise PrepareError(f"'{p}' is not a kernel source tree (no Makefile with PATCHLEVEL, "
                                "or no kernel/sched/fair.c)")
         top = _git(p, "rev-parse", "--show-toplevel").stdout.strip()
@@ -217,7 +247,7 @@ class Preparer:
     def reuse(self) -> None:
         """An existing work tree: up to date, or its series applied again."""
         wt = self.wt
-        made_from = sfp_run.wt_meta(wt, "source")
+        made_from = wt_meta(wt, "source")
         if not made_from:
             raise PrepareError(f"'{wt}' exists but was not made by {PROG} (or by an older "
                                "version of it); move it away, or remove it (make clean-tree)")
@@ -225,8 +255,8 @@ class Preparer:
             raise PrepareError(f"'{wt}' was prepared from {made_from}, not {self.src.id}; "
                                "remove it first (make clean-tree)")
         want = S.series_hash(self.series)
-        if sfp_run.wt_meta(wt, "series") == want:
-            self.say(f"work tree {wt} is up to date ({sfp_run.wt_meta(wt, 'version')}, "
+        if wt_meta(wt, "series") == want:
+            self.say(f"work tree {wt} is up to date ({wt_meta(wt, 'version')}, "
                      f"series {want})")
             return
         if _git(wt, "status", "--porcelain", "--untracked-files=no").stdout.strip():
@@ -271,7 +301,7 @@ class Preparer:
             return
         cached = None
         if src.kind == "tar":
-            cached = self.cache / f"base-{sfp_env.file_sha256(src.path)}.git"
+            cached = self.cache / f"base-{sfp_data.file_sha256(src.path)}.git"
         if cached and _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode == 0:
             self.say(f"checking out the source's 'base' from the cache {cached}")
             _must(tmp.parent, "clone", "-q", "--local", *_no_links(cached, tmp.parent), "-b",
@@ -284,7 +314,7 @@ class Preparer:
             if subprocess.run(["tar", "-xf", str(src.path), "-C", str(tmp),
                                "--strip-components=1"], check=False).returncode:
                 raise PrepareError(f"cannot extract {src.path}")
-            if not sfp_run.is_kernel_tree(tmp):
+            if not is_kernel_tree(tmp):
                 raise PrepareError(f"'{src.path}' does not contain a kernel source tree")
         else:
             self.say(f"copying {src.path}")

@@ -156,13 +156,6 @@ class RunResult:
         return [c.name for c in self.cases if c.failed]
 
 
-def is_kernel_tree(d: pathlib.Path) -> bool:
-    """A Linux source tree with the files the series touches."""
-    mk = d / "Makefile"
-    return mk.is_file() and (d / "kernel" / "sched" / "fair.c").is_file() and \
-        re.search(r"^PATCHLEVEL = ", mk.read_text(errors="replace"), re.M) is not None
-
-
 def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref: str = "",
          patches: list[str] | None = None, name: str = "", fragments: list[str] | None = None,
          extra_fragments: list[str] | None = None, guest_args: list[str] | None = None,
@@ -202,7 +195,7 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
     if tree:
         if not pathlib.Path(tree).is_dir():
             raise RunRefused(f"kernel tree '{tree}' does not exist")
-        if not is_kernel_tree(pathlib.Path(tree)):
+        if not sfp_prepare.is_kernel_tree(pathlib.Path(tree)):
             raise RunRefused(f"'{tree}' is not a kernel source tree")
         t = pathlib.Path(tree).resolve()
         name = name or t.name
@@ -319,16 +312,6 @@ def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> \
                           check=False, env=env)
 
 
-def wt_meta(tree: pathlib.Path, key: str) -> str:
-    """One value of the work tree's metadata (git notes under refs/notes/sfp)."""
-    rev = "refs/sfp/prepared" if key == "series" else "base"
-    out = _git(tree, "notes", "--ref=sfp", "show", rev).stdout
-    for ln in out.splitlines():
-        if ln.startswith(key + " "):
-            return ln[len(key) + 1:]
-    return ""
-
-
 def patch_states(tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
     try:
         series = sfp_series.load(patches)
@@ -350,7 +333,7 @@ def has_sched_debug_race(tree: pathlib.Path) -> bool:
 def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
     out = [f"sched-fastpath run '{run.name}', {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
            f"  tree:    {tree}"]
-    src = wt_meta(tree, "source")
+    src = sfp_prepare.wt_meta(tree, "source")
     if src:
         out.append(f"  source:  {src}")
         out += [f"  patch:   {s}" for s in patch_states(tree, patches)]
@@ -418,17 +401,6 @@ class _Tee:
             st.flush()
 
 
-def existing(path: pathlib.Path) -> pathlib.Path:
-    """PATH, or its nearest parent that exists (the file system it will be on)."""
-    while not path.exists():
-        path = path.parent
-    return path
-
-
-def free_gib(path: pathlib.Path) -> int:
-    return shutil.disk_usage(existing(path)).free // (1 << 30)
-
-
 class RunFailed(sfp_errors.Failed):
     """A stage failed; the scripts said why on stderr."""
 
@@ -455,7 +427,7 @@ def checkout_ref(run: Run, tree: pathlib.Path, say: Callable[[str], None]) -> pa
     rev_id = rev.stdout.strip()
     wt = run.worktree
     if not (wt / ".git").exists():
-        have = free_gib(run.build)
+        have = sfp_prepare.free_gib(run.build)
         if os.environ.get("SFP_NO_SPACE_CHECK", "0") == "0" and have < WORKTREE_GIB:
             raise RunRefused(
                 f"a worktree and its build needs about {WORKTREE_GIB} GiB free where "
@@ -585,7 +557,7 @@ def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:
     head = _git(tree, "rev-parse", "-q", "--verify", "HEAD")
     out = [("sfp.line", run.line), ("sfp.variant", run.name), ("sfp.kind", run.kind or "default"),
            ("sfp.kernel", release.read_text().strip() if release.is_file() else "unknown"),
-           ("sfp.source", wt_meta(tree, "source") or str(tree)),
+           ("sfp.source", sfp_prepare.wt_meta(tree, "source") or str(tree)),
            ("sfp.commit", head.stdout.strip() if head.returncode == 0 else "none")]
     if run.patches:
         out.append(("sfp.patches", " ".join(p.name for p in run.patches)))

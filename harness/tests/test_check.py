@@ -111,7 +111,7 @@ class Room(unittest.TestCase):
 
         def device(p):
             return next((v for k, v in dev.items() if str(p).startswith(k)), 1)
-        with unittest.mock.patch.object(sfp_check.sfp_run, "free_gib", free_gib), \
+        with unittest.mock.patch.object(sfp_check.sfp_prepare, "free_gib", free_gib), \
                 unittest.mock.patch.object(sfp_check, "_device", device), \
                 unittest.mock.patch.object(pathlib.Path, "mkdir"):
             out = sfp_check.with_room(sfp_data.load(), env, False, False, said.append)

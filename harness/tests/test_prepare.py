@@ -15,7 +15,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import sfp_data  # noqa: E402
 import sfp_prepare  # noqa: E402
-import sfp_run  # noqa: E402
 from test_series import ENV, Tree, edit, git  # noqa: E402
 
 D = sfp_data.load()
@@ -52,7 +51,7 @@ class Prepare(Tree):
                         SFP_NO_SPACE_CHECK="1")
         self.env.pop("KSRC", None)
         self.msgs = []
-        patch = mock.patch.object(sfp_run, "is_kernel_tree", return_value=True)
+        patch = mock.patch.object(sfp_prepare, "is_kernel_tree", return_value=True)
         patch.start()
         self.addCleanup(patch.stop)
         committer = mock.patch.dict(os.environ, {})
@@ -98,8 +97,8 @@ class Prepare(Tree):
         self.assertEqual(git(wt, "rev-list", "--count", "baseline..patched").strip(), "3")
         self.assertEqual(git(wt, "diff", "base", "patched~1", "--", "kernel/sched/fair.c"), "")
         src_id = f"git:{self.src.resolve()}@{git(self.src, 'rev-parse', 'HEAD').strip()}"
-        self.assertEqual(sfp_run.wt_meta(wt, "source"), src_id)
-        self.assertEqual(sfp_run.wt_meta(wt, "version"), "6.12.118")
+        self.assertEqual(sfp_prepare.wt_meta(wt, "source"), src_id)
+        self.assertEqual(sfp_prepare.wt_meta(wt, "version"), "6.12.118")
         self.assertEqual(git(wt, "log", "-1", "--format=%cn", "series-base").strip(),
                          "sched-fastpath")
         self.assertTrue(self.msgs[-1].startswith(f"work tree ready: {wt} (6.12.118; 2 feature"))
