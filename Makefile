@@ -140,7 +140,7 @@ selftest-ab: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) patched baseline
 
 unit:
-	python3 -m unittest discover -s harness/tests -t harness/tests
+	python3 -m unittest discover -s harness/tests -t .
 
 N ?= 10
 BUSY ?= 0

@@ -64,14 +64,14 @@ import threading
 import time
 from typing import IO, Callable
 
-import sfp_benchlines
-import sfp_cost
-import sfp_prepare
-import sfp_env
-import sfp_repeat
-import sfp_run
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_benchlines
+from harness import sfp_cost
+from harness import sfp_prepare
+from harness import sfp_env
+from harness import sfp_repeat
+from harness import sfp_run
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 KERNELS = ("baseline", "patched")
 MODES = ("measure", "shipped")

@@ -34,7 +34,7 @@ import shutil
 import statistics
 import subprocess
 from typing import Mapping, TypeVar
-import sfp_errors
+from harness import sfp_errors
 
 # metric keys of results.tsv
 ATTEMPTS = "rr.lb.attempts_per_idle"

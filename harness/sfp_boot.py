@@ -48,12 +48,12 @@ import subprocess
 import time
 from typing import Callable, Protocol
 
-import sfp_env
-import sfp_lab
-import sfp_lava
-import sfp_results
-from sfp_data import Data, DataError
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_lab
+from harness import sfp_lava
+from harness import sfp_results
+from harness.sfp_data import Data, DataError
+from harness import sfp_errors
 
 # oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
 # instead of leaving a dead guest to the timeout; it is a failure either way.

@@ -29,8 +29,8 @@ import sys
 import time
 from typing import Callable
 
-import sfp_env
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_errors
 
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("flex", "flex"), ("bison", "bison"), ("bc", "bc"),
          ("ccache", "ccache"), ("perl", "perl"))

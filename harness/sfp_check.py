@@ -63,12 +63,12 @@ import time
 import traceback
 from typing import Callable, TextIO
 
-import sfp_env
-import sfp_guest
-import sfp_prepare
-import sfp_run
-import sfp_series as S
-from sfp_data import ROOT, Data
+from harness import sfp_env
+from harness import sfp_guest
+from harness import sfp_prepare
+from harness import sfp_run
+from harness import sfp_series as S
+from harness.sfp_data import ROOT, Data
 
 SFP = str(ROOT / "sfp")
 PATCHES_TOP = ROOT / "patches"
@@ -501,20 +501,13 @@ class Check:
             print(f"sfp {s} --help: ok", file=out)
 
     def types(self, out: TextIO) -> None:
-        """mypy (Debian's) on the harness: its modules with ./sfp, then its
-        unit tests, each from its own directory so that a module has one
-        name."""
-        h = ROOT / "harness"
-        for cwd, path, files in (
-                (h, str(h), [*sorted(p.name for p in h.glob("sfp_*.py")), str(ROOT / "sfp")]),
-                (h / "tests", f"{h}:{h / 'tests'}",
-                 sorted(p.name for p in (h / "tests").glob("*.py") if p.name != "__init__.py"))):
-            out.flush()
-            if subprocess.run(["mypy", "--explicit-package-bases", "--cache-dir",
-                               str(self.chk / "mypy-cache" / cwd.name), *files], cwd=cwd,
-                              env=dict(self.env, MYPYPATH=path), stdout=out,
-                              stderr=subprocess.STDOUT, check=False).returncode:
-                raise CaseFailed(f"mypy finds type errors in {cwd.relative_to(ROOT)}")
+        """mypy (Debian's) on ./sfp and the harness package, its unit tests
+        among them."""
+        out.flush()
+        if subprocess.run(["mypy", "--cache-dir", str(self.chk / "mypy-cache"), "sfp", "harness"],
+                          cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                          check=False).returncode:
+            raise CaseFailed("mypy finds type errors in the harness")
 
     def user_state(self) -> str:
         """What a refused input must leave as it was: the project's git
@@ -770,8 +763,7 @@ class Check:
                 raise sfp_env.InputError(sfp_env.missing_tool("mypy", "mypy"))
             self.t("harness_types", self.types)
             self.t("sfp_unit_tests", [sys.executable, "-m", "unittest", "discover", "-s",
-                                      str(ROOT / "harness" / "tests"), "-t",
-                                      str(ROOT / "harness" / "tests")])
+                                      str(ROOT / "harness" / "tests"), "-t", str(ROOT)])
             self.t("sfp_data_loads", [SFP, "data"])
             self.t("prose_counts_match_data", [SFP, "prose"])
             self.t("bad_arguments_rejected", self.error_case("unrecognized arguments: --bogus",

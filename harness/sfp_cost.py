@@ -43,10 +43,10 @@ import re
 import struct
 import subprocess
 
-import sfp_env
-from sfp_benchlines import Spread, power, pull_ratios
-from sfp_data import ROOT
-import sfp_errors
+from harness import sfp_env
+from harness.sfp_benchlines import Spread, power, pull_ratios
+from harness.sfp_data import ROOT
+from harness import sfp_errors
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
 BALANCE_NAMES = ("sched_balance_rq", "load_balance")

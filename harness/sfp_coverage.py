@@ -37,8 +37,8 @@ import subprocess
 import tarfile
 from typing import Callable
 
-import sfp_mutgen
-import sfp_errors
+from harness import sfp_mutgen
+from harness import sfp_errors
 
 GCOV_BEGIN, GCOV_END = "# gcov-begin", "# gcov-end"
 KINDS = ("coverage", "coverage-distro")

@@ -12,7 +12,7 @@ import dataclasses
 import pathlib
 import re
 import tomllib
-import sfp_errors
+from harness import sfp_errors
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA_FILE = ROOT / "sfp.toml"

@@ -26,8 +26,8 @@ import lzma
 import pathlib
 import re
 
-from sfp_data import Data
-import sfp_errors
+from harness.sfp_data import Data
+from harness import sfp_errors
 
 _SET = re.compile(r"^CONFIG_([A-Za-z0-9_]+)=(.*)$")
 _OFF = re.compile(r"^# CONFIG_([A-Za-z0-9_]+) is not set$")

@@ -16,10 +16,10 @@ import re
 import shutil
 import subprocess
 
-import sfp_distro
-import sfp_lab
-from sfp_data import MAX_VCPUS, ROOT, Data, DataError
-import sfp_errors
+from harness import sfp_distro
+from harness import sfp_lab
+from harness.sfp_data import MAX_VCPUS, ROOT, Data, DataError
+from harness import sfp_errors
 
 # variable: (what it is, the check), for the numbers the scripts take.
 NUMBERS = {

@@ -43,10 +43,10 @@ import sys
 import tempfile
 from typing import Callable
 
-import sfp_env
+from harness import sfp_env
 
-from sfp_data import ROOT
-import sfp_errors
+from harness.sfp_data import ROOT
+from harness import sfp_errors
 
 BUSYBOX = pathlib.Path("/bin/busybox")
 PERF = pathlib.Path("/usr/bin/perf")

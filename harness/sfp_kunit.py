@@ -46,12 +46,12 @@ import sys
 import time
 from typing import Callable
 
-import sfp_env
-import sfp_mutate
-import sfp_series
+from harness import sfp_env
+from harness import sfp_mutate
+from harness import sfp_series
 
-from sfp_data import Data
-import sfp_errors
+from harness.sfp_data import Data
+from harness import sfp_errors
 
 # The Debian package of each program an architecture's record names.
 PACKAGES = {"python3": "python3", "ccache": "ccache", "qemu-system-x86_64": "qemu-system-x86",

@@ -48,11 +48,11 @@ import time
 
 import yaml
 
-import sfp_data
-import sfp_lava
-import sfp_results
-from sfp_lava import LavaRecord
-import sfp_errors
+from harness import sfp_data
+from harness import sfp_lava
+from harness import sfp_results
+from harness.sfp_lava import LavaRecord
+from harness import sfp_errors
 
 URL = "http://127.0.0.1:8000"
 IDENTITY = "sfp-lab"

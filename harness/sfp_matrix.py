@@ -48,13 +48,13 @@ import subprocess
 import time
 from typing import Callable
 
-import sfp_env
-import sfp_prepare
-import sfp_repeat
-import sfp_run
-import sfp_series as S
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_prepare
+from harness import sfp_repeat
+from harness import sfp_run
+from harness import sfp_series as S
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 TOOLS = (("apt-get", "apt"), ("apt-cache", "apt"), ("dpkg-deb", "dpkg"), ("git", "git"))
 

@@ -17,8 +17,8 @@ import dataclasses
 import pathlib
 import re
 
-from sfp_data import Data
-from sfp_results import Result, read
+from harness.sfp_data import Data
+from harness.sfp_results import Result, read
 
 
 @dataclasses.dataclass(frozen=True)

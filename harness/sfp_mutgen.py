@@ -40,7 +40,7 @@ import re
 import subprocess
 import tempfile
 import tomllib
-import sfp_errors
+from harness import sfp_errors
 
 RELOPS = ("<", "<=", ">", ">=", "==", "!=")
 _RELOP = re.compile(r"(?<![-<>=!&|+*/%^])(<=|>=|==|!=|<|>)(?![<>=])")

@@ -49,11 +49,11 @@ import subprocess
 import time
 from typing import Callable
 
-import sfp_env
-import sfp_data
-import sfp_series as S
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_data
+from harness import sfp_series as S
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 PROG = "sfp prepare"
 SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it

@@ -30,10 +30,10 @@ import pathlib
 import re
 import subprocess
 
-import sfp_benchlines
-import sfp_cost
-import sfp_patches
-from sfp_data import Data
+from harness import sfp_benchlines
+from harness import sfp_cost
+from harness import sfp_patches
+from harness.sfp_data import Data
 
 # Phrases that carry a count; in the watched files each must be quoted by
 # a [[prose]] record. Not a version's last number ("6.19 mutants").

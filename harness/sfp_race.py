@@ -37,11 +37,11 @@ import subprocess
 import sys
 from typing import Callable
 
-import sfp_results
-import sfp_run
-import sfp_series
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_results
+from harness import sfp_run
+from harness import sfp_series
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 MAX_VCPUS = 8  # the configs' NR_CPUS
 CALLER = re.compile(r"print_cfs_rq\+0x[0-9a-f]+")

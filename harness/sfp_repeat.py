@@ -28,10 +28,10 @@ import threading
 import time
 from typing import Callable, TextIO
 
-import sfp_results
-import sfp_run
-import sfp_errors
-from sfp_run import RunRequest
+from harness import sfp_results
+from harness import sfp_run
+from harness import sfp_errors
+from harness.sfp_run import RunRequest
 
 ROOT_TG = re.compile(r"cfs_rq\[[0-9]*\]:/ load_avg=[0-9-]* tg_load_avg_contrib=[0-9-]* "
                      r"tg_load_avg=([0-9-]*)")

@@ -39,10 +39,10 @@ import pathlib
 import re
 import subprocess
 
-import sfp_lava
-import sfp_results
-import sfp_summary
-import sfp_errors
+from harness import sfp_lava
+from harness import sfp_results
+from harness import sfp_summary
+from harness import sfp_errors
 
 _BEGIN = re.compile(r"^sfp-begin: ")
 _END = re.compile(r"^sfp-end: ")

@@ -39,13 +39,13 @@ import subprocess
 import time
 from typing import Callable
 
-import sfp_build
-import sfp_env
-import sfp_prepare
-import sfp_run
-import sfp_series
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_build
+from harness import sfp_env
+from harness import sfp_prepare
+from harness import sfp_run
+from harness import sfp_series
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 VARIANTS = ROOT / "kernel-config" / "robot"
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("ccache", "ccache"), ("sparse", "sparse"))

@@ -43,20 +43,20 @@ import threading
 import time
 from typing import Callable, TextIO, cast
 
-import sfp_boot
-import sfp_build
-import sfp_distro
-import sfp_env
-import sfp_guest
-import sfp_lab
-import sfp_prepare
-import sfp_report
-import sfp_results
-import sfp_series
-import sfp_summary
-import sfp_data
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_boot
+from harness import sfp_build
+from harness import sfp_distro
+from harness import sfp_env
+from harness import sfp_guest
+from harness import sfp_lab
+from harness import sfp_prepare
+from harness import sfp_report
+from harness import sfp_results
+from harness import sfp_series
+from harness import sfp_summary
+from harness import sfp_data
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 WORKTREE_GIB = 2  # free space a new worktree and its build need

@@ -27,8 +27,8 @@ import shutil
 import subprocess
 import tempfile
 
-from sfp_env import makefile_version
-import sfp_errors
+from harness.sfp_env import makefile_version
+from harness import sfp_errors
 
 GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
 ROLES = ("prereq", "feature", "test")

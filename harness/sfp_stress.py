@@ -36,13 +36,13 @@ import shutil
 import sys
 from typing import Callable
 
-import sfp_env
-import sfp_mutate
-import sfp_repeat
-import sfp_results
-import sfp_run
-from sfp_data import ROOT, Data
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_mutate
+from harness import sfp_repeat
+from harness import sfp_results
+from harness import sfp_run
+from harness.sfp_data import ROOT, Data
+from harness import sfp_errors
 
 TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
 KERNELS = ("patched", "baseline")

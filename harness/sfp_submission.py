@@ -44,12 +44,12 @@ import tempfile
 import textwrap
 from typing import Callable
 
-import sfp_series as S
+from harness import sfp_series as S
 
-import sfp_env
-import sfp_kunit
-from sfp_data import ROOT
-import sfp_errors
+from harness import sfp_env
+from harness import sfp_kunit
+from harness.sfp_data import ROOT
+from harness import sfp_errors
 
 PLACEHOLDER = ("sched-fastpath", "sched-fastpath@example.org")
 # Domains no mail reaches (RFC 2606, RFC 6761).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from sfp_results import Case, read_tsv
+from harness.sfp_results import Case, read_tsv
 
 
 def walk(group: dict, suite: str, rows: list[tuple[str, str, str]]) -> None:

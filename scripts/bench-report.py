@@ -13,8 +13,8 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
-import sfp_classify  # noqa: E402  (the repository's harness/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import sfp_classify  # noqa: E402  (the repository's harness/)
 
 KERNELS = ("baseline", "patched")
 FUNCS = ("sched_balance_newidle", "sched_balance_rq", "task_tick_fair")

@@ -5,15 +5,12 @@ compile command the offsets are computed with."""
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_bench  # noqa: E402
-import sfp_errors  # noqa: E402
-import sfp_data  # noqa: E402
+from harness import sfp_bench
+from harness import sfp_errors
+from harness import sfp_data
 
 P = pathlib.Path
 

@@ -2,13 +2,10 @@
 """The table across benchmark runs, and the power it states."""
 import math
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from sfp_benchlines import RunError, class_rows, class_table, cost_table, load, power, rows, table  # noqa: E402
+from harness.sfp_benchlines import RunError, class_rows, class_table, cost_table, load, power, rows, table
 
 
 def write_run(d: pathlib.Path, mode: str | None, pulls: dict[str, list[float]]) -> None:
@@ -35,7 +32,7 @@ class Load(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_plot_data_per_line_and_mode(self):
-        import sfp_benchlines
+        from harness import sfp_benchlines
         a, b = self.d / "a", self.d / "b"
         a.mkdir()
         b.mkdir()

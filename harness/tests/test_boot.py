@@ -5,15 +5,12 @@ stand-in for QEMU that writes the two serial files as a guest would."""
 import os
 import pathlib
 import stat
-import sys
 import tempfile
 import time
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_boot  # noqa: E402
-import sfp_data  # noqa: E402
+from harness import sfp_boot
+from harness import sfp_data
 
 # A stand-in for qemu-system-x86_64: FAKE_GUEST says what the guest does.
 FAKE_QEMU = """#!/usr/bin/python3
@@ -129,7 +126,7 @@ class TcgArtefact(unittest.TestCase):
     """A kernel int3 oops under multi-threaded TCG is booted once more."""
 
     def test_signature(self):
-        import sfp_boot
+        from harness import sfp_boot
         with tempfile.TemporaryDirectory() as t:
             c = pathlib.Path(t) / "console.log"
             c.write_text("rd 0-3: CPUs do not have asymmetric capacities\n"
@@ -144,8 +141,8 @@ class TcgArtefact(unittest.TestCase):
 
     def boot_with(self, consoles):
         """boot() with a backend whose Nth boot prints CONSOLES[N]."""
-        import sfp_boot
-        import sfp_data
+        from harness import sfp_boot
+        from harness import sfp_data
         calls = []
 
         class Fake:

@@ -6,14 +6,11 @@ build, and a build refused before it starts."""
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_build  # noqa: E402
+from harness import sfp_build
 
 CONFIG = """CONFIG_A=y
 CONFIG_B=m

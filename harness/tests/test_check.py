@@ -7,15 +7,12 @@ import io
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 import unittest.mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_check  # noqa: E402
-import sfp_data  # noqa: E402
+from harness import sfp_check
+from harness import sfp_data
 
 P = pathlib.Path
 

@@ -1,12 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Replaying the watched writes: what set the indicator before a balance."""
-import pathlib
-import sys
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from sfp_classify import Setter, classify, floor, merge, parse, setter  # noqa: E402
+from harness.sfp_classify import Setter, classify, floor, merge, parse, setter
 
 LOG = """\
 sfp-bench rr classify addr indicator 0xffff888000001028 0

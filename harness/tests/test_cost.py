@@ -4,13 +4,10 @@ import pathlib
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_cost  # noqa: E402
+from harness import sfp_cost
 
 FIXTURE = pathlib.Path(__file__).resolve().parent / "fixtures" / "cost-run"
 TEXT = 0xffffffff81000000

@@ -6,14 +6,11 @@ import gzip
 import io
 import pathlib
 import subprocess
-import sys
 import tarfile
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_coverage as C  # noqa: E402
+from harness import sfp_coverage as C
 
 BASE = """\
 static void helper(int x)

@@ -2,13 +2,10 @@
 """sfp.toml: the committed file loads, and each kind of bad record is refused."""
 import pathlib
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
+from harness import sfp_data
 
 ROOT = sfp_data.ROOT
 

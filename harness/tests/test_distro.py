@@ -4,15 +4,12 @@ values, the fragment and its table, and bad input refused."""
 import dataclasses
 import lzma
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_distro  # noqa: E402
-import sfp_run  # noqa: E402
+from harness import sfp_data
+from harness import sfp_distro
+from harness import sfp_run
 
 DISTRO = """\
 CONFIG_64BIT=y

@@ -2,14 +2,11 @@
 """The kernel line the environment selects (what every subcommand
 takes)."""
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_env  # noqa: E402
+from harness import sfp_data
+from harness import sfp_env
 
 ROOT = sfp_data.ROOT
 

@@ -8,14 +8,12 @@ import inspect
 import os
 import pathlib
 import subprocess
-import sys
 import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
 
-import sfp_errors  # noqa: E402
+from harness import sfp_errors
 
 # The base itself, and exceptions that are not errors of a subcommand: a
 # test case's verdict in make check, and the SIGTERM taken as Ctrl-C.
@@ -35,7 +33,7 @@ class Hierarchy(unittest.TestCase):
 
     def test_every_module_error_is_refused_or_failed(self):
         for src in sorted((ROOT / "harness").glob("sfp_*.py")):
-            mod = importlib.import_module(src.stem)
+            mod = importlib.import_module(f"harness.{src.stem}")
             for name, cls in inspect.getmembers(mod, inspect.isclass):
                 if cls.__module__ != mod.__name__ or name in NOT_ERRORS or \
                         not issubclass(cls, BaseException):

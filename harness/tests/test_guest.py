@@ -7,14 +7,11 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_guest  # noqa: E402
+from harness import sfp_guest
 
 P = pathlib.Path
 

@@ -5,16 +5,13 @@ log (a stand-in kunit.py that prints its arguments)."""
 import io
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 from contextlib import redirect_stdout
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_kunit  # noqa: E402
+from harness import sfp_data
+from harness import sfp_kunit
 
 D = sfp_data.load()
 
@@ -96,7 +93,6 @@ class WithoutKvm(unittest.TestCase):
                 mock.patch.object(sfp_kunit.os, "geteuid", return_value=1000):
             self.assertEqual(sfp_kunit.without_kvm(self.CMD, {}, said.append), self.CMD)
         self.assertIn("cannot be hidden", said[0])
-
 
 
 class Results(unittest.TestCase):

@@ -12,9 +12,7 @@ import unittest
 
 import yaml
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_lava  # noqa: E402
+from harness import sfp_lava
 
 CONSOLE = """Linux version 6.12.118\r
 KTAP version 1\r
@@ -193,7 +191,7 @@ class ServerRecords(unittest.TestCase):
     same record as lava-run's log."""
 
     def test_record(self):
-        import sfp_lab
+        from harness import sfp_lab
         rows = [
             {"suite": "lava", "name": "validate", "result": "pass", "metadata": {}},
             {"suite": "kunit", "name": "root_tg_update_skipped", "result": "pass",
@@ -508,7 +506,7 @@ class SafeLab(unittest.TestCase):
     refuses, naming what it found, before it changes anything."""
 
     def setUp(self):
-        import sfp_lab
+        from harness import sfp_lab
         self.lab = sfp_lab
         self.d = pathlib.Path(tempfile.mkdtemp())
         self.etc = self.d / "etc"
@@ -583,7 +581,7 @@ class Waiting(unittest.TestCase):
     the timeout, and a job still running after it is cancelled."""
 
     def run_states(self, states, timeout_s, finishes_in_time=True):
-        import sfp_lab
+        from harness import sfp_lab
         calls, waits, now = [], [], [0.0]
         seq = iter(states)
 
@@ -631,7 +629,7 @@ class Waiting(unittest.TestCase):
         self.assertIn("cancelled", said[-1])
 
     def test_server_stamps_give_the_queue_time(self):
-        import sfp_lab
+        from harness import sfp_lab
         saved = sfp_lab._run, sfp_lab._wait
         sfp_lab._run = lambda *cmd, check=True: "9\n" if cmd[4] == "submit" else json.dumps(
             {"state": "Finished", "health": "Complete", "submit_time": "20261206T16:11:10",
@@ -643,7 +641,7 @@ class Waiting(unittest.TestCase):
         self.assertEqual(sub.queued, 133.0)
 
     def test_no_usable_device_left(self):
-        import sfp_lab
+        from harness import sfp_lab
         now = [0.0]
 
         def fake_run(*cmd, check=True):
@@ -674,7 +672,7 @@ class Resubmission(unittest.TestCase):
     is resubmitted; a kernel that died, or a guest that finished, is not."""
 
     def setUp(self):
-        import sfp_lab
+        from harness import sfp_lab
         self.lab = sfp_lab
         self.d = pathlib.Path(tempfile.mkdtemp())
         self.console, self.guest = self.d / "console.log", self.d / "guest.log"
@@ -793,7 +791,7 @@ class Targets(unittest.TestCase):
     """LAVA_IDENTITY, LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR, LAVA_IMAGE_URL."""
 
     def setUp(self):
-        import sfp_lab
+        from harness import sfp_lab
         self.lab = sfp_lab
         self.d = pathlib.Path(tempfile.mkdtemp())
 

@@ -1,13 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Every source file of the project carries its SPDX line (LICENSE says
 which files are copied into a kernel tree verbatim and carry none)."""
-import pathlib
-import sys
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
+from harness import sfp_data
 
 ROOT = sfp_data.ROOT
 SOURCES = ["sfp", "sfp.toml", "Makefile", ".ci/run", "harness/**/*.py", "scripts/*.sh",

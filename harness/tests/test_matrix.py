@@ -5,15 +5,11 @@ one whose feature drifted (stuck without a three-way source: no
 baseline), and the archive's versions in sort -V's order."""
 import pathlib
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-import sfp_matrix  # noqa: E402
-from sfp_results import Case  # noqa: E402
-from test_series import Tree, edit, git  # noqa: E402
+from harness import sfp_matrix
+from harness.sfp_results import Case
+from harness.tests.test_series import Tree, edit, git
 
 P = pathlib.Path
 
@@ -71,8 +67,8 @@ class JobSet(unittest.TestCase):
 
     def setUp(self):
         import tempfile
-        import sfp_repeat
-        import sfp_run
+        from harness import sfp_repeat
+        from harness import sfp_run
         self.rp, self.run = sfp_repeat, sfp_run
         self.tmp = tempfile.TemporaryDirectory()
         self.m = P(self.tmp.name)

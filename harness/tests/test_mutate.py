@@ -9,18 +9,15 @@ Python port must print the same table from the same boots.
 import dataclasses
 import pathlib
 import shutil
-import sys
 import tempfile
 import unittest
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
-import make_mutate_fixture  # noqa: E402
-import sfp_data  # noqa: E402
-import sfp_mutate  # noqa: E402
-from sfp_results import Case, Result  # noqa: E402
+from harness.tests import make_mutate_fixture
+from harness import sfp_data
+from harness import sfp_mutate
+from harness.sfp_results import Case, Result
 
 
 class FromLogs(unittest.TestCase):

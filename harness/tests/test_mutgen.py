@@ -3,13 +3,10 @@
 mutation rule, and a generated set that applies."""
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_mutgen as G  # noqa: E402
+from harness import sfp_mutgen as G
 
 SCHED_H = """\
 struct rq {

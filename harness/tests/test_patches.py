@@ -4,14 +4,11 @@ lib/Kconfig.debug (and its refusal when the anchor is missing), the
 commit message a line gets, and the refusals before any work."""
 import pathlib
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_patches  # noqa: E402
+from harness import sfp_data
+from harness import sfp_patches
 
 D = sfp_data.load()
 MAINTAINERS = ("SCHED_EXT\nF:\tkernel/sched/ext.c\n\nSCHEDULER\nM:\tA\nF:\tinclude/x\n"
@@ -85,7 +82,6 @@ class Refusals(unittest.TestCase):
         for line in D.line_names():
             text = (sfp_data.ROOT / "patches" / line / "series").read_text().splitlines()
             self.assertIn(sfp_patches.MARK, text, line)
-
 
 
 class Notes(unittest.TestCase):

@@ -7,15 +7,12 @@ user's edits; a patch that does not go in leaves nothing behind."""
 import os
 import pathlib
 import subprocess
-import sys
 import unittest
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_prepare  # noqa: E402
-from test_series import ENV, Tree, edit, git  # noqa: E402
+from harness import sfp_data
+from harness import sfp_prepare
+from harness.tests.test_series import ENV, Tree, edit, git
 
 D = sfp_data.load()
 P = pathlib.Path

@@ -2,14 +2,11 @@
 """sfp prose: counts in prose against the data, and the sweep for
 counts that no record checks."""
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_prose  # noqa: E402
+from harness import sfp_data
+from harness import sfp_prose
 
 
 class Counters(unittest.TestCase):

@@ -3,14 +3,11 @@
 the data, and the lockdep check's verdict on saved console text (the
 unfixed kernel must stop on avg_vruntime() called from print_cfs_rq())."""
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_race  # noqa: E402
+from harness import sfp_data
+from harness import sfp_race
 
 D = sfp_data.load()
 SPLAT = ("[    3.1] WARNING: CPU: 1 PID: 80 at kernel/sched/fair.c:642 avg_vruntime+0x9f/0xc0\n"

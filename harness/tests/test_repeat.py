@@ -6,14 +6,11 @@ that fails, jobs run at once, their table)."""
 import json
 import os
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_repeat  # noqa: E402
-from sfp_run import RunRequest  # noqa: E402
+from harness import sfp_repeat
+from harness.sfp_run import RunRequest
 
 P = "# # sched_fastpath_newidle.c:402:"
 LOG = f"""{P}light_load_skips_balance:light load: 2 newly-idle balance attempts / 354 idle entries = 0.005\r

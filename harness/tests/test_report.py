@@ -4,13 +4,10 @@ import contextlib
 import io
 import pathlib
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_report  # noqa: E402
+from harness import sfp_report
 
 # A stand-in for the tree's kunit.py parse: 'ok N NAME' / 'not ok N NAME'
 # lines into the JSON shape kunit.py writes.

@@ -4,14 +4,11 @@ import contextlib
 import io
 import pathlib
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_results  # noqa: E402
-import sfp_summary  # noqa: E402
+from harness import sfp_results
+from harness import sfp_summary
 
 
 class FromLogs(unittest.TestCase):

@@ -3,14 +3,11 @@
 line numbers left out, so that a moved line is not new), the first error
 of a failed build, and the refusals before any build."""
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_robot  # noqa: E402
+from harness import sfp_data
+from harness import sfp_robot
 
 D = sfp_data.load()
 LOG = """  CC      kernel/sched/fair.o

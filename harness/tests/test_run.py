@@ -6,14 +6,11 @@ emptied; the stage times."""
 import contextlib
 import io
 import pathlib
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_run  # noqa: E402
+from harness import sfp_data
+from harness import sfp_run
 
 ROOT = sfp_data.ROOT
 

@@ -8,13 +8,10 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_series  # noqa: E402
+from harness import sfp_series
 
 P = pathlib.Path
 # The caller's line sources (SFP_SRC_6_19=... make check) are not the

@@ -4,17 +4,14 @@ each kernel's verdict from a stand-in sfp run (patched clean or failed, a
 splat, baseline's exact expected failures) and the -N tally."""
 import io
 import pathlib
-import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_results  # noqa: E402
-import sfp_stress  # noqa: E402
+from harness import sfp_data
+from harness import sfp_results
+from harness import sfp_stress
 
 D = sfp_data.load()
 HAVE_TOOLS = all(pathlib.Path(f"/usr/bin/{c}").exists() for c, _ in sfp_stress.TOOLS)

@@ -8,16 +8,13 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-import sfp_data  # noqa: E402
-import sfp_series  # noqa: E402
-import sfp_submission  # noqa: E402
+from harness import sfp_data
+from harness import sfp_series
+from harness import sfp_submission
 
 D = sfp_data.load()
 NO_CONFIG = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
@@ -112,7 +109,7 @@ class Mutants(unittest.TestCase):
 
 class MutantRows(unittest.TestCase):
     def test_caught_needs_a_build_and_a_failure(self):
-        import sfp_kunit
+        from harness import sfp_kunit
         self.assertTrue(sfp_kunit.MutantRow("m", "", True, ["s.c"]).caught)
         self.assertFalse(sfp_kunit.MutantRow("m", "", True, []).caught)
         self.assertFalse(sfp_kunit.MutantRow("m", "", False, []).caught)
