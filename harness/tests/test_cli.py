@@ -4,21 +4,13 @@ subcommand (the first long option of each is its name), so that '-k 3'
 is a number of boots wherever it is taken."""
 import argparse
 import collections
-import importlib.machinery
-import importlib.util
-import pathlib
 import unittest
 
-SFP = pathlib.Path(__file__).resolve().parent.parent.parent / "sfp"
+from harness import cli
 
 
 def _parser() -> argparse.ArgumentParser:
-    loader = importlib.machinery.SourceFileLoader("sfp_cli_main", str(SFP))
-    spec = importlib.util.spec_from_loader("sfp_cli_main", loader)
-    assert spec is not None
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod.parser()
+    return cli.parser()
 
 
 def letters() -> dict[str, dict[str, list[str]]]:

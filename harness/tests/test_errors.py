@@ -22,7 +22,8 @@ NOT_ERRORS = {"CaseFailed", "Terminated", "SfpError"}
 
 class Hierarchy(unittest.TestCase):
     def test_every_error_class_has_a_kind(self):
-        for src in sorted([*(ROOT / "harness").glob("sfp_*.py"), ROOT / "sfp"]):
+        for src in sorted([*(ROOT / "harness").glob("sfp_*.py"),
+                           *(ROOT / "harness" / "cli").glob("*.py"), ROOT / "sfp"]):
             for node in ast.parse(src.read_text()).body:
                 if not isinstance(node, ast.ClassDef) or node.name in NOT_ERRORS:
                     continue

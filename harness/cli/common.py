@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What every subcommand's module shares: the program's name, one-line
+messages, sfp.toml loaded (a bad record refused), a module's docstring
+as --help, whole-number options."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from harness import sfp_data
+from harness import sfp_errors
+
+ROOT = sfp_data.ROOT
+PROG = "sfp"
+
+# Stop with one 'sfp: error: ...' line (harness/sfp_errors.py): a step
+# that failed (exit status 1), or bad input found before any work (2).
+Fail = sfp_errors.Failed
+Refuse = sfp_errors.Refused
+
+
+def doc(module: str, more: str = "") -> str | None:
+    """A module's docstring for a subcommand's --help, imported only then."""
+    if not any(a in ("-h", "--help") for a in sys.argv[1:]):
+        return None
+    return (importlib.import_module(f"harness.{module}").__doc__ or "") + more
+
+
+def say(msg: str) -> None:
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+def data() -> sfp_data.Data:
+    try:
+        return sfp_data.load()
+    except sfp_data.DataError as e:
+        raise Refuse(f"sfp.toml: {e}") from e
+
+
+def _int_arg(what: str):
+    def conv(v: str) -> int:
+        if not v.isdigit():
+            raise argparse.ArgumentTypeError(f"{what}, not '{v}'")
+        return int(v)
+    return conv

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp coverage."""
+from __future__ import annotations
+
+import argparse
+
+from harness import sfp_coverage
+from harness import sfp_data
+from harness import sfp_env
+from harness import sfp_run
+from harness.cli.common import Refuse, data, say
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    kinds = args.kind or list(sfp_coverage.KINDS)
+    for k in kinds:
+        if k not in sfp_coverage.KINDS:
+            raise Refuse(f"-K {k}: a coverage kind is one of {', '.join(sfp_coverage.KINDS)}")
+    rc = 0
+    runs = []
+    for k in kinds:
+        runs.append(sfp_run.plan(d, env, kind=k, ref="patched", name=k,
+                                 guest_args=["-x", str(sfp_data.ROOT / sfp_coverage.DUMP)],
+                                 boot_only=args.from_logs))
+    out = runs[0].build / "coverage"
+    out.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        if not args.from_logs:
+            r = sfp_run.execute(run, d, env, say).status
+            if r:
+                say(f"{run.kind}: some tests failed (exit {r}); the counts are still reported")
+                rc = r
+        if sfp_coverage.report(run.line, run.kind, run.worktree, run.obj, run.logdir, out,
+                               say, d.coverage_unrun):
+            rc = rc or 1
+    return rc
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp coverage to SUB."""
+    p = sub.add_parser("coverage", help="gcov counts of the mechanisms' functions and "
+                       "call sites after the tests",
+                       description="Build the line's patched tree as each coverage kind "
+                       "(coverage: the main kind's config; coverage-distro: the "
+                       "distribution's scheduler options) with gcov on kernel/sched/, boot it "
+                       "with every test, and report per kind which lines and branches of the "
+                       "mechanisms' functions (those holding a line the series changes) and "
+                       "which of their call sites ran: BUILD/LINE/coverage/KIND.md and .json. Every "
+                       "line or call site that never ran needs a reason in sfp.toml "
+                       "coverage_unrun; the exit status is 1 if one has none.")
+    p.add_argument("-K", "--kind", action="append", metavar="KIND",
+                   help="only this coverage kind (repeatable; default: both)")
+    p.add_argument("--from-logs", action="store_true",
+                   help="no build or boot: report from the kinds' last boots")
+    p.set_defaults(func=cmd_coverage)

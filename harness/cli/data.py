@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp data, sfp get, sfp validate, sfp result, sfp summarize, sfp compare."""
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from harness import sfp_env
+from harness import sfp_results
+from harness import sfp_summary
+from harness.cli.common import Fail, Refuse, data, doc, say
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    d = data()
+    what, rest = args.what, args.args
+    if what == "lines":
+        print(" ".join(d.line_names()))
+    elif what == "default-line":
+        print(d.default_line)
+    elif what == "line":
+        line = d.line(_arg(rest, 0, "LINE"))
+        field = _arg(rest, 1, "FIELD").replace("-", "_")
+        if field == "config_absent":
+            print(" ".join(line.config_absent))
+        elif field == "no_catcher":
+            for case, why in d.no_catcher_reasons(line.name).items():
+                print(f"{case}: {why}")
+        elif field in ("known_good", "debian_package", "kunit_header", "mutation_table",
+                       "env_var"):
+            print(getattr(line, field))
+        elif field == "distro_package":
+            print(line.distro_config.partition(":")[0])
+        elif field == "source":
+            print(line.default_source(sfp_env.environ()))
+        else:
+            raise Refuse(f"a line has no field '{field}'")
+    elif what == "kinds":
+        print(", ".join(d.kinds))
+    elif what == "kind":
+        kind = d.kind(_arg(rest, 0, "KIND"))
+        field = _arg(rest, 1, "FIELD").replace("-", "_")
+        if field == "default_fragments":
+            print("yes" if kind.default_fragments else "no")
+        elif field in ("fragments", "patches"):
+            for item in getattr(kind, field):
+                print(item)
+        elif field == "append":
+            print(kind.append)
+        else:
+            raise Refuse(f"a kind has no field '{field}'")
+    elif what == "topologies":
+        print(", ".join(d.topologies))
+    elif what == "topology":
+        topo = d.topology(_arg(rest, 0, "TOPOLOGY"))
+        field = _arg(rest, 1, "FIELD")
+        if field == "vcpus":
+            print(topo.vcpus)
+        elif field in ("smp", "levels"):
+            print(getattr(topo, field))
+        elif field == "nodes":
+            print(",".join(topo.nodes) or "-")
+        elif field == "qemu":
+            mem = _arg(rest, 2, "MEM")
+            if not mem.isdigit():
+                raise Refuse(f"memory must be a number of MiB, not '{mem}'")
+            print("\n".join(topo.qemu_args(int(mem))))
+        else:
+            raise Refuse(f"a topology has no field '{field}'")
+    elif what == "baseline-fails":
+        print("\n".join(d.baseline_fails))
+    elif what == "splat-re":
+        print(sfp_results.SPLAT_RE.pattern)
+    else:
+        raise Refuse(f"sfp get: nothing called '{what}' (see sfp get --help)")
+    return 0
+
+
+def _arg(rest: list[str], i: int, name: str) -> str:
+    if len(rest) <= i:
+        raise Refuse(f"sfp get: {name} is missing (see sfp get --help)")
+    return rest[i]
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    d = data()
+    if args.quiet:
+        return 0
+    print(f"sfp.toml: {len(d.lines)} lines ({' '.join(d.line_names())}; default "
+          f"{d.default_line}), {len(d.kinds)} kinds, {len(d.topologies)} topologies, "
+          f"{len(d.archs)} architectures")
+    for name in d.line_names():
+        ln = d.lines[name]
+        print(f"  line {name}: {ln.known_good}; source "
+              f"{ln.debian_package or ln.env_var}; {len(d.mutants(name))} mutants; "
+              f"table {ln.mutation_table}")
+    for k in d.kinds.values():
+        frags = (["default"] if k.default_fragments else []) + list(k.fragments)
+        print(f"  kind {k.name}: {'+'.join(frags)}"
+              f"{'; patches ' + ' '.join(k.patches) if k.patches else ''}"
+              f"{'; append ' + k.append if k.append else ''}")
+    for t in d.topologies.values():
+        print(f"  topology {t.name}: -smp {t.smp}, {len(t.nodes) or 'no'} NUMA nodes; {t.levels}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    d = data()
+    choice = sfp_env.validate(d, sfp_env.environ(), kind=args.kind, topology=args.topology)
+    if args.verbose:
+        say(f"line {choice.line} ({choice.source_from}), build directory {choice.build}: "
+            "every input is usable")
+    return 0
+
+
+def cmd_result(args: argparse.Namespace) -> int:
+    logdir = pathlib.Path(args.logdir)
+    if not logdir.is_dir():
+        raise Refuse(f"no log directory {logdir}")
+    res = sfp_results.read(logdir)
+    if args.json:
+        print(res.to_json())
+    else:
+        n = res.counts()
+        print(f"{logdir}: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped; "
+              f"splats: {len(res.splats)}; stages: "
+              + ", ".join(f"{k} {v}s" for k, v in res.stage_times.items()))
+        for f in res.failed:
+            print(f"  FAILED {f}")
+    return 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    try:
+        return sfp_summary.summarize(args.title, args.json or [], args.tsv or [], args.out,
+                                     args.no_skips, args.precondition_skips)
+    except OSError as e:
+        raise Fail(str(e)) from e
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    a, b = (sfp_results.read(pathlib.Path(p)) for p in (args.a, args.b))
+    diff = sfp_results.compare(a, b)
+    for d in diff:
+        print(f"  {d}")
+    na, nb = a.counts(), b.counts()
+    print(f"{args.a}: {na['PASS']} passed, {na['FAIL']} failed, {na['SKIP']} skipped; "
+          f"{args.b}: {nb['PASS']} passed, {nb['FAIL']} failed, {nb['SKIP']} skipped; "
+          f"{len(diff)} differences")
+    return 1 if diff else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp data, sfp get, sfp validate, sfp result, sfp summarize, sfp compare to SUB."""
+    p = sub.add_parser("data", help="load and check sfp.toml, and list its records",
+                       description="Load sfp.toml, refuse a bad record (exit 2, one line), "
+                                   "and list the lines, kinds and topologies.")
+    p.add_argument("-q", "--quiet", action="store_true", help="check only, print nothing")
+    p.set_defaults(func=cmd_data)
+    p = sub.add_parser("get", help="one value of sfp.toml, for the shell scripts",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Print one value of sfp.toml:\n"
+                       "  lines | default-line | kinds | topologies | baseline-fails\n"
+                       "  splat-re (what counts as a splat on a console, as an ERE)\n"
+                       "  line LINE known_good|debian_package|config_absent|kunit_header|"
+                       "mutation_table|no_catcher|env_var|source\n"
+                       "  kind KIND default_fragments|fragments|patches|append\n"
+                       "  topology NAME vcpus|smp|nodes|levels|qemu MEM")
+    p.add_argument("what")
+    p.add_argument("args", nargs="*")
+    p.set_defaults(func=cmd_get)
+    p = sub.add_parser("validate", help="refuse bad input before any work",
+                       description="Check the environment a script runs with (KSRC, LINE, "
+                       "TOPOLOGY, SMP, MEM, ACCEL, BOOT_TIMEOUT, JOBS) and a kind and "
+                       "topology; exit 2 with one line naming the first bad one.")
+    p.add_argument("-K", "--kind", help="a kind of kernel (sfp get kinds)")
+    p.add_argument("-t", "--topology", help="a topology (default: $TOPOLOGY)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="say which line and build directory the inputs give")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("result", help="a boot's Result from its log directory",
+                       description="Read a boot's log directory (results.tsv, stage times, "
+                       "console splats, QEMU command line) into a Result.")
+    p.add_argument("logdir")
+    p.add_argument("--json", action="store_true", help="print the Result as JSON")
+    p.set_defaults(func=cmd_result)
+    p = sub.add_parser("summarize", help="merge results; end with 'N passed, N failed'",
+                       description=doc("sfp_summary"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", nargs=3, action="append", metavar=("SOURCE", "SUITE", "FILE"),
+                   help="kunit.py parse --json output; SUITE names top-level cases")
+    p.add_argument("--tsv", action="append", metavar="FILE",
+                   help="rows: source, suite, test, PASS|FAIL|SKIP|ERROR, note")
+    p.add_argument("--out", metavar="FILE", help="write all rows here as TSV")
+    p.add_argument("--title", default="results")
+    p.add_argument("--no-skips", action="store_true",
+                   help="count a skipped test as failed (a guest that should meet every "
+                        "prerequisite)")
+    p.add_argument("--precondition-skips", metavar="FILE",
+                   help="with --no-skips: tests (one name per line) that skipped because a "
+                        "precondition could not be set up in time; they stay skipped")
+    p.set_defaults(func=cmd_summarize)
+    p = sub.add_parser("compare", help="two boots' Results: the same cases, the same verdicts",
+                       description="Compare the Results of two boots of the same kernel (say "
+                       "a direct boot and a LAVA job): the same cases, and the same verdict for "
+                       "each, where a skip for an unmet precondition matches a pass (it is not "
+                       "a verdict). Exit 1 on any difference, or if either has no cases.")
+    p.add_argument("a", help="a boot's log directory")
+    p.add_argument("b", help="another boot's log directory")
+    p.set_defaults(func=cmd_compare)

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp gen-patches, sfp submission."""
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from harness import sfp_env
+from harness import sfp_patches
+from harness import sfp_submission
+from harness.cli.common import ROOT, data, doc, say
+
+
+def cmd_gen_patches(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    choice = sfp_env.select_line(d, env)
+    patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line)
+    sfp_patches.run(d, choice.line, choice.build, patches, args.check, say)
+    return 0
+
+
+def cmd_submission(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    choice = sfp_env.select_line(d, env)
+    sfp_submission.write(choice.line, choice.build,
+                         pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line),
+                         pathlib.Path(args.out) if args.out else None, say, cert=args.cert,
+                         trial=args.trial)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp gen-patches, sfp submission to SUB."""
+    p = sub.add_parser("gen-patches", help="the test patches from kunit/ and selftests/",
+                       description=doc("sfp_patches", """
+The line is LINE, else KSRC's, else sfp.toml's default_line; it needs
+the line's prepared work tree (make prepare)."""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if patches/ differs from what would be made")
+    p.set_defaults(func=cmd_gen_patches)
+    p = sub.add_parser("submission", help="the tests as you would post them (b4), nothing sent",
+                       description=doc("sfp_submission"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--out", metavar="DIR", help="where the files go (default: "
+                   "$BUILD/LINE/submission; must not exist or be empty)")
+    p.add_argument("--cert", action="store_true", help="post the certification tier's "
+                   "patches too, as RFC (not for merging)")
+    p.add_argument("--trial", action="store_true", help="accept an identity in a reserved "
+                   "domain (example.org, .test, ...): a try of the command, the messages "
+                   "not for sending")
+    p.set_defaults(func=cmd_submission)

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp race."""
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from harness import sfp_env
+from harness import sfp_race
+from harness.cli.common import data, doc, say, _int_arg
+
+
+def cmd_race(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    choice = sfp_env.validate(d, env)
+    r = sfp_race.plan(d, choice.line, boots=args.boots, secs=args.seconds, vcpus=args.vcpus,
+                      lockdep_only=args.lockdep_only)
+    child = dict(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
+                 SFP_LINE_BUILD=str(choice.build))
+    times = env.get("STAGE_TIMES")
+    ok = sfp_race.race(r, choice.build, child, say, pathlib.Path(times) if times else None)
+    return 0 if ok else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp race to SUB."""
+    p = sub.add_parser("race", help="the 6.12.117 sched/debug race: lockdep check, oops rate",
+                       description=doc("sfp_race"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    num = _int_arg("-k, -d and -s want whole numbers > 0")
+    p.add_argument("-k", "--boots", type=num, default=4, help="boots per kernel (default 4)")
+    p.add_argument("-d", "--duration", "--seconds", dest="seconds", type=num, default=60,
+                   help="seconds of load per boot (default 60)")
+    p.add_argument("-s", "--vcpus", type=num, default=8, help="guest vCPUs (default 8)")
+    p.add_argument("--lockdep-only", action="store_true",
+                   help="the deterministic check only (make check)")
+    p.set_defaults(func=cmd_race)

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp repeat."""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+from harness import sfp_env
+from harness import sfp_repeat
+from harness import sfp_run
+from harness.cli.common import PROG, Refuse, data, doc, say
+from harness.cli.run import run_options
+
+
+def cmd_repeat(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    run_args = list(args.run_options)
+    if run_args[:1] == ["--"]:
+        run_args = run_args[1:]
+    if args.boots < 1:
+        raise Refuse(f"N must be a number > 0, not '{args.boots}'")
+    if args.busy < 0:
+        raise Refuse(f"-b wants a number of busy loops, not '{args.busy}'")
+    req = sfp_run.request_of(run_options(argparse.ArgumentParser(
+        prog=f"{PROG} repeat N --", description="sfp run's options")).parse_args(run_args))
+    choice = sfp_env.validate(d, env)
+    out = pathlib.Path(args.out) if args.out else sfp_repeat.default_out(choice.build, req)
+    child = dict(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
+                 SFP_LINE_BUILD=str(choice.build))
+    sfp_repeat.repeat(req, args.boots, out, args.busy, child, say, sys.stdout)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp repeat to SUB."""
+    p = sub.add_parser("repeat", help="build one kernel, boot it N times; a row per boot",
+                       description=doc("sfp_repeat", """
+Environment as for sfp run and sfp boot. Example:
+  sfp repeat 5 -- -r patched -p tests/mutants/6.12/no-newidle-gate.patch -n mutant"""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("boots", nargs="?", type=int, default=10, metavar="N",
+                   help="boots (default 10)")
+    p.add_argument("-o", "--out", help="the logs: DIR/BOOT (default $BUILD/LINE/logs/NAME-repeat; "
+                   "emptied first)")
+    p.add_argument("-b", "--busy", type=int, default=0,
+                   help="BUSY busy loops ('yes >/dev/null') on the host while the guests run: a "
+                        "host whose cores are shared, like a busy CI machine")
+    p.add_argument("run_options", nargs=argparse.REMAINDER, metavar="-- RUN-OPTIONS",
+                   help="sfp run's options naming the kernel (default: the main job's)")
+    p.set_defaults(func=cmd_repeat)

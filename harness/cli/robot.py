@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+"""sfp robot."""
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from harness import sfp_env
+from harness import sfp_robot
+from harness.cli.common import Fail, data, doc, say
+
+
+def cmd_robot(args: argparse.Namespace) -> int:
+    d = data()
+    env = sfp_env.environ()
+    choice = sfp_env.select_line(d, env)
+    ok = sfp_robot.run(d, choice.line, choice.build, args.quick,
+                       pathlib.Path(args.out) if args.out else None, env, say)
+    if not ok:
+        raise Fail("a build failed or a finding is new (table: "
+                   f"{args.out or choice.build / 'robot' / 'table.md'})")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add sfp robot to SUB."""
+    p = sub.add_parser("robot", help="the series built as the kernel test robot would",
+                       description=doc("sfp_robot", """
+Environment: JOBS (default nproc+1)."""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="compile kernel/sched/ only, no link (make certify)")
+    p.add_argument("-o", "--out", metavar="TABLE", help="the table (default "
+                   "$BUILD/LINE/robot/table.md)")
+    p.set_defaults(func=cmd_robot)
