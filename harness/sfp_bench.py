@@ -203,6 +203,7 @@ class Bench:
     cost: pathlib.Path | None = None  # --cost: the qemu-plugin.h to build the plugin with
     busy: int = 0                # --busy: busy loops on the host during the boots
     seed: int | None = None      # --icount: repetition R boots with -seed seed+R-1
+    extra_append: str = ""       # BENCH_APPEND: more guest command line
 
     @property
     def tree(self) -> pathlib.Path:
@@ -210,7 +211,7 @@ class Bench:
 
     @property
     def guest_append(self) -> str:
-        extra = os.environ.get("BENCH_APPEND", "")
+        extra = self.extra_append
         exact = f" {ICOUNT_APPEND}" if self.seed is not None else ""
         return (f"sfp.dur={self.duration} sfp.newidle={self.mode}{exact}"
                 + (f" {extra}" if extra else ""))
@@ -333,7 +334,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             raise BenchRefused(str(e)) from e
     return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, qopts, int(mem), smoke, refs, python, command, jobs, header,
-                 busy, seed)
+                 busy, seed, env.get("BENCH_APPEND", ""))
 
 
 def _first(text: str, pattern: str, fmt: str) -> str:

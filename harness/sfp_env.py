@@ -220,6 +220,3 @@ def validate(data: Data, env: dict[str, str], kind: str | None = None,
         raise InputError(str(e)) from e
     return choice
 
-
-def environ() -> dict[str, str]:
-    return dict(os.environ)

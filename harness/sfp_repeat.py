@@ -19,7 +19,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import json
-import os
 import pathlib
 import re
 import shutil
@@ -154,9 +153,6 @@ def repeat(req: RunRequest, n: int, out: pathlib.Path, busy: int, env: dict[str,
 def default_out(build: pathlib.Path, req: RunRequest) -> pathlib.Path:
     return build / "logs" / f"{req.name or 'patched'}-repeat"
 
-
-def environ() -> dict[str, str]:
-    return dict(os.environ)
 
 
 # --- a job set: every variant built in turn, then all boots at once -------------

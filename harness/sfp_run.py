@@ -420,7 +420,8 @@ def prepare_logs(run: Run) -> None:
     log.mkdir(parents=True)
 
 
-def checkout_ref(run: Run, tree: pathlib.Path, say: Callable[[str], None]) -> pathlib.Path:
+def checkout_ref(run: Run, tree: pathlib.Path, env: dict[str, str],
+                 say: Callable[[str], None]) -> pathlib.Path:
     rev = _git(tree, "rev-parse", "-q", "--verify", f"{run.ref}^{{commit}}")
     if rev.returncode:
         raise RunRefused(f"the work tree {tree} has no commit '{run.ref}'")
@@ -428,7 +429,7 @@ def checkout_ref(run: Run, tree: pathlib.Path, say: Callable[[str], None]) -> pa
     wt = run.worktree
     if not (wt / ".git").exists():
         have = sfp_prepare.free_gib(run.build)
-        if os.environ.get("SFP_NO_SPACE_CHECK", "0") == "0" and have < WORKTREE_GIB:
+        if env.get("SFP_NO_SPACE_CHECK", "0") == "0" and have < WORKTREE_GIB:
             raise RunRefused(
                 f"a worktree and its build needs about {WORKTREE_GIB} GiB free where "
                 f"{run.build} is; there are {have} GiB: free some, or point BUILD= elsewhere; "
@@ -467,7 +468,7 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
                 raise RunFailed(str(e)) from e
             tree = run.build / "tree"
             if run.ref:
-                tree = checkout_ref(run, tree, say)
+                tree = checkout_ref(run, tree, env, say)
     if not run.boot_only:
         with stages.stage("build"):
             try:

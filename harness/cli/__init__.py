@@ -10,6 +10,7 @@ Results. `sfp SUBCOMMAND --help` says more.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -47,6 +48,9 @@ def main(argv: list[str]) -> int:
     """sfp ARGV: the exit status (harness/sfp_errors.py; 130 on Ctrl-C, 143
     on SIGTERM)."""
     args = parser().parse_args(argv)
+    # The environment, read once: every handler takes its settings from
+    # args.env (sfp_env checks them; sfp_env.boot_settings types a boot's).
+    args.env = dict(os.environ)
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.func(args)

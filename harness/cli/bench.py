@@ -10,7 +10,6 @@ import sys
 from harness import sfp_bench
 from harness import sfp_benchlines
 from harness import sfp_cost
-from harness import sfp_env
 from harness.cli.common import Fail, Refuse, data, doc, say
 
 
@@ -18,7 +17,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.seed is not None and not args.icount:
         raise Refuse("--seed chooses --icount's seeds: give --icount too")
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     b = sfp_bench.plan(d, env, topologies=args.topologies, vcpus=args.vcpus,
                        duration=args.duration, reps=args.reps, mode=args.newidle_features,
                        out=args.out or "", qemu_opts=args.qemu_opts, smoke=args.smoke,

@@ -26,7 +26,7 @@ def cmd_boot(args: argparse.Namespace) -> int:
         topology=args.topology, mem=number("-m", args.mem, "a memory size in MiB"),
         timeout=number("-T", args.timeout, "seconds"), accel=args.accel, append=args.append,
         qemu_opts=tuple(args.qemu_opts.split()), backend=args.backend,
-        lava=sfp_lab.Target.from_env(dict(os.environ)))
+        lava=sfp_lab.Target.from_env(args.env))
     problem = sfp_boot.boot(req, data(), say)
     if problem:
         print(sfp_boot.last_lines(req.logdir / "console.log"), end="", file=sys.stderr)

@@ -18,7 +18,7 @@ from harness.cli.common import Fail, Refuse, data, doc, say
 
 def cmd_build_kernel(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.select_line(d, env)
     tree = pathlib.Path(args.tree)
     if not tree.is_dir():
@@ -54,7 +54,7 @@ def cmd_config_unmet(args: argparse.Namespace) -> int:
 
 def cmd_fragments(args: argparse.Namespace) -> int:
     tree = pathlib.Path(args.tree)
-    env = sfp_env.environ()
+    env = args.env
     d = data()
     line = sfp_env.validate(d, env, kind=args.kind).line if args.kind else ""
     frags = sfp_run.kind_fragments(d, args.kind, tree, line, env,
@@ -65,7 +65,7 @@ def cmd_fragments(args: argparse.Namespace) -> int:
 
 
 def cmd_distro_config(args: argparse.Namespace) -> int:
-    env = sfp_env.environ()
+    env = args.env
     d = data()
     choice = sfp_env.validate(d, env)
     tree = pathlib.Path(args.tree) if args.tree else choice.build / "tree"

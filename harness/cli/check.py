@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 
 from harness import sfp_check
-from harness import sfp_env
 from harness.cli.common import data, doc, say
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    env = sfp_check.with_room(data(), sfp_env.environ(), args.quick, args.full, say)
+    env = sfp_check.with_room(data(), args.env, args.quick, args.full, say)
     return sfp_check.Check(data(), env, args.quick, args.full, say).main()
 
 

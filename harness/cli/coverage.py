@@ -6,14 +6,13 @@ import argparse
 
 from harness import sfp_coverage
 from harness import sfp_data
-from harness import sfp_env
 from harness import sfp_run
 from harness.cli.common import Refuse, data, say
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     kinds = args.kind or list(sfp_coverage.KINDS)
     for k in kinds:
         if k not in sfp_coverage.KINDS:

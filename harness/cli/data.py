@@ -32,7 +32,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         elif field == "distro_package":
             print(line.distro_config.partition(":")[0])
         elif field == "source":
-            print(line.default_source(sfp_env.environ()))
+            print(line.default_source(args.env))
         else:
             raise Refuse(f"a line has no field '{field}'")
     elif what == "kinds":
@@ -106,7 +106,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     d = data()
-    choice = sfp_env.validate(d, sfp_env.environ(), kind=args.kind, topology=args.topology)
+    choice = sfp_env.validate(d, args.env, kind=args.kind, topology=args.topology)
     if args.verbose:
         say(f"line {choice.line} ({choice.source_from}), build directory {choice.build}: "
             "every input is usable")

@@ -12,7 +12,7 @@ from harness.cli.common import ROOT, data, doc, say, _int_arg
 
 def cmd_kunit(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.select_line(d, env)
     if args.mutants:
         return sfp_kunit.mutants(d, choice.build, args.arch, args.vcpus, env, say,

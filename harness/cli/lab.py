@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 
 from harness import sfp_boot
@@ -29,7 +28,7 @@ def cmd_lava_job(args: argparse.Namespace) -> int:
 def lab_dir(args: argparse.Namespace) -> pathlib.Path:
     if args.lab:
         return pathlib.Path(args.lab)
-    return pathlib.Path(os.environ.get("BUILD") or ROOT / "build").resolve() / "lab"
+    return pathlib.Path(args.env.get("BUILD") or ROOT / "build").resolve() / "lab"
 
 
 def cmd_lab(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ import argparse
 import pathlib
 import sys
 
-from harness import sfp_env
 from harness import sfp_matrix
 from harness.cli.common import Fail, Refuse, data, doc, say
 
@@ -18,7 +17,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise Refuse("--lines wants at least one line")
     cmd = " ".join(["./sfp matrix", *sys.argv[2:]])
     ok = sfp_matrix.run(d, lines, not args.no_boot, pathlib.Path(args.out) if args.out
-                        else None, cmd, sfp_env.environ(), say, args.jobs)
+                        else None, cmd, args.env, say, args.jobs)
     if not ok:
         raise Fail("a version failed a check or its build and boot (the table says which)")
     return 0

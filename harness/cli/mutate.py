@@ -20,7 +20,7 @@ from harness.cli.common import PROG, ROOT, Fail, Refuse, data, doc, say
 
 def cmd_mutate(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.validate(d, env)
     line, build = choice.line, choice.build
     if args.boots < 1:
@@ -210,7 +210,7 @@ def _repeat_into(log: pathlib.Path, req: sfp_run.RunRequest, boots: int, out: pa
 
 def cmd_mutants(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.validate(d, env)
     tree = pathlib.Path(args.tree) if args.tree else choice.build / "tree"
     if not (tree / ".git").exists():

@@ -13,7 +13,7 @@ from harness.cli.common import ROOT, data, doc, say
 
 def cmd_gen_patches(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.select_line(d, env)
     patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line)
     sfp_patches.run(d, choice.line, choice.build, patches, args.check, say)
@@ -22,7 +22,7 @@ def cmd_gen_patches(args: argparse.Namespace) -> int:
 
 def cmd_submission(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.select_line(d, env)
     sfp_submission.write(choice.line, choice.build,
                          pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line),

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 
-from harness import sfp_env
 from harness import sfp_prepare
 from harness import sfp_series
 from harness.cli.common import Refuse, data, doc, say
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    sfp_prepare.prepare(data(), sfp_env.environ(), args.source or "", args.out or "", say)
+    sfp_prepare.prepare(data(), args.env, args.source or "", args.out or "", say)
     return 0
 
 
@@ -22,7 +20,7 @@ def cmd_series(args: argparse.Namespace) -> int:
     S = sfp_series
     patches = pathlib.Path(args.patches)
     a = args.args
-    tw = os.environ.get("THREEWAY_FROM") or None
+    tw = args.env.get("THREEWAY_FROM") or None
 
     def want(n: int, usage: str) -> None:
         if len(a) < n:

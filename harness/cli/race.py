@@ -12,7 +12,7 @@ from harness.cli.common import data, doc, say, _int_arg
 
 def cmd_race(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.validate(d, env)
     r = sfp_race.plan(d, choice.line, boots=args.boots, secs=args.seconds, vcpus=args.vcpus,
                       lockdep_only=args.lockdep_only)

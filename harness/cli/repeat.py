@@ -15,7 +15,7 @@ from harness.cli.run import run_options
 
 def cmd_repeat(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     run_args = list(args.run_options)
     if run_args[:1] == ["--"]:
         run_args = run_args[1:]

@@ -12,7 +12,7 @@ from harness.cli.common import Fail, data, doc, say
 
 def cmd_robot(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     choice = sfp_env.select_line(d, env)
     ok = sfp_robot.run(d, choice.line, choice.build, args.quick,
                        pathlib.Path(args.out) if args.out else None, env, say)

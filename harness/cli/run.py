@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from harness import sfp_env
 from harness import sfp_run
 from harness.cli.common import data, doc, say
 
@@ -66,7 +65,7 @@ def run_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     return sfp_run.execute(sfp_run.plan_request(d, env, sfp_run.request_of(args)), d, env, say).status
 
 

@@ -13,7 +13,7 @@ from harness.cli.common import Refuse, data, doc, say, _int_arg
 
 def cmd_stress(args: argparse.Namespace) -> int:
     d = data()
-    env = sfp_env.environ()
+    env = args.env
     secs = args.seconds if args.seconds is not None else args.minutes * 60
     if args.seconds is None and args.minutes <= 0:
         raise Refuse(f"--minutes wants a whole number of minutes > 0, not '{args.minutes}'")
