@@ -269,14 +269,14 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         raise BenchRefused(f"--busy wants a number of busy loops, 0 or more, not {busy}")
     if cost and smoke:
         raise BenchRefused("--cost and --smoke do not go together")
-    if cost and sfp_env.boot_settings(env).accel != "tcg":
+    if cost and sfp_env.accel(env) != "tcg":
         raise BenchRefused(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
                          f"ACCEL={env['ACCEL']}")
     qopts = env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts
     if seed is not None:
         if seed < 0:
             raise BenchRefused(f"--seed wants a number, 0 or more, not {seed}")
-        if sfp_env.boot_settings(env).accel != "tcg":
+        if sfp_env.accel(env) != "tcg":
             raise BenchRefused(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
         if data.lines[choice.line].no_icount:
             raise BenchRefused(f"--icount: not on {choice.line} (sfp.toml lines.\"{choice.line}\"."

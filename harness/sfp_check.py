@@ -167,8 +167,7 @@ def _device(path: pathlib.Path) -> int:
 
 class Check:
     """One make check run: its results file, its stage times and the
-    environment every command gets (the default line selected, as sfp
-    line-env gives it)."""
+    environment every command gets (the default line selected)."""
 
     def __init__(self, data: Data, env: dict[str, str], quick: bool, full: bool,
                  say: Callable[[str], None]):

@@ -50,9 +50,15 @@ class BootSettings:
 BOOT_DEFAULTS = BootSettings()
 
 
+def accel(env: dict[str, str]) -> str:
+    """ENV's ACCEL, or the default (nothing else read: a caller that boots
+    no guest itself needs no numbers checked)."""
+    return env.get("ACCEL") or BOOT_DEFAULTS.accel
+
+
 def boot_settings(env: dict[str, str]) -> BootSettings:
-    """ENV's boot variables, an empty one taken as unset (check_numbers
-    refuses a bad number before any work)."""
+    """ENV's boot variables, an empty one taken as unset: call it after
+    check_numbers (validate), which refuses a bad number before any work."""
     d = BOOT_DEFAULTS
     return BootSettings(
         smp=int(env.get("SMP") or d.smp), topology=env.get("TOPOLOGY") or d.topology,

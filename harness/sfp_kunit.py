@@ -100,7 +100,7 @@ def without_kvm(cmd: list[str], env: dict[str, str], say: Callable[[str], None])
     runs in a mount namespace of its own with /dev/null over /dev/kvm,
     so that QEMU falls through to TCG, as the harness's own boots use
     (ACCEL, default tcg)."""
-    if sfp_env.boot_settings(env).accel == "kvm" or not pathlib.Path("/dev/kvm").exists():
+    if sfp_env.accel(env) == "kvm" or not pathlib.Path("/dev/kvm").exists():
         return cmd
     if os.geteuid() != 0 or not shutil.which("unshare"):
         say("warning: /dev/kvm exists and cannot be hidden from kunit.py's QEMU (needs root "

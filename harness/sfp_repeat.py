@@ -244,8 +244,12 @@ class JobRunner:
     def results(self) -> list[Done]:
         try:
             return [f.result() for f in self.futures]
+        except BaseException:
+            # Ctrl-C or SIGTERM: no queued boot starts, the running ones end.
+            sfp_run.stop_runs()
+            raise
         finally:
-            self.pool.shutdown()
+            self.pool.shutdown(cancel_futures=True)
 
 
 def lava_jobs(path: pathlib.Path) -> tuple[str, float, float]:

@@ -515,18 +515,19 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
     with stages.stage("tests"), open(report, "w", encoding="utf-8") as rep, \
             contextlib.redirect_stdout(cast(TextIO, _Tee(sys.stdout, rep))):
         print("\n".join(header(run, tree, patches)))
+        rep_error = ""
         try:
             rep_rc = sfp_report.report(run.logdir, tree, run.obj)
         except sfp_report.ReportError as e:
             print(f"sfp: error: {e}", file=sys.stderr, flush=True)
-            rep_rc = 1
+            rep_rc, rep_error = 1, str(e)
         sys.stdout.flush()
     with open(report, "a", encoding="utf-8") as rep:
         for out in (sys.stdout, rep):
             print("\n" + stages.line(), file=out)
     say(f"report: {report}")
     cases = sfp_results.read_tsv(run.logdir / "results.tsv")
-    done = RunResult(rep_rc, obj=run.obj, logdir=run.logdir, cases=tuple(cases),
+    done = RunResult(rep_rc, rep_error, obj=run.obj, logdir=run.logdir, cases=tuple(cases),
                      stages=tuple(stages.times))
     if problem:
         # The guest did not finish cleanly: count that, whatever ran before.
@@ -567,9 +568,11 @@ def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:
 
 # --- a run for a caller: in a process of its own, its output in a file --------
 
-# The runs a caller waits for (run_logged); stop_runs() ends them.
+# The runs a caller waits for (run_logged); stop_runs() ends them, and no
+# run starts after it.
 _LIVE: set[multiprocessing.process.BaseProcess] = set()
 _LIVE_LOCK = threading.Lock()
+_STOPPED = threading.Event()
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -600,8 +603,14 @@ def _run_child(req: RunRequest, env: dict[str, str], out: str,
     except sfp_data.DataError as e:
         print(f"sfp: error: sfp.toml: {e}", file=sys.stderr, flush=True)
         res = RunResult(2, f"sfp.toml: {e}")
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM from stop_runs()
+        print("sfp: interrupted", file=sys.stderr, flush=True)
+        res = RunResult(130, "interrupted")
     sys.stdout.flush()
-    conn.send(res)
+    try:
+        conn.send(res)
+    except OSError:  # the caller has gone
+        pass
     conn.close()
 
 
@@ -614,6 +623,10 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
     proc = ctx.Process(target=_run_child, args=(req, env, str(out), send),
                        name=f"sfp run {req.name or req.ref or 'patched'}")
     with _LIVE_LOCK:
+        if _STOPPED.is_set():
+            send.close()
+            recv.close()
+            return RunResult(1, "not started: sfp is stopping")
         proc.start()
         _LIVE.add(proc)
     send.close()
@@ -625,6 +638,13 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
             res = RunResult(1, f"the run ended with exit status {proc.exitcode} and no result "
                                f"(see {out})")
         proc.join()
+    except BaseException:
+        # Ctrl-C or SIGTERM while waiting: the run is ended (its LAVA job
+        # cancelled) before this caller goes.
+        if proc.is_alive():
+            proc.terminate()
+        proc.join(60)
+        raise
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(proc)
@@ -634,8 +654,9 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
 
 def stop_runs() -> None:
     """SIGTERM to every run a caller waits for (each cancels its LAVA job
-    as sfp does on SIGTERM), and wait for them."""
+    as sfp does on SIGTERM), and wait for them; no run starts after this."""
     with _LIVE_LOCK:
+        _STOPPED.set()
         live = list(_LIVE)
     for proc in live:
         if proc.is_alive():

@@ -20,7 +20,7 @@ lines() {
 	"$SFP" get lines
 }
 
-PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 cpio gzip
+PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 python3-yaml cpio gzip
 xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync mypy
 sparse gcc-aarch64-linux-gnu qemu-system-arm unifdef b4 python3-ply
 stress-ng rt-tests
