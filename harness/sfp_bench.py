@@ -510,13 +510,11 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
             except sfp_cost.CostError as e:
                 raise BenchError(str(e)) from e
 
-    # Each kernel is built by sfp run -r REF -n bench-KERNEL, in its own
-    # worktree laid out like the main tree, so ccache serves the second
-    # build from the first; later runs only rebuild what changed.
-    guest = ["-K", "bench", "-x", str(bins / "sfp_bench"), *[a for p in PROGRAMS
-                                                             for a in ("--bin", str(bins / p))],
-             "--perf"]
-    sfp = str(ROOT / "sfp")
+    # Each kernel is built as sfp run -r REF -n bench-KERNEL builds it, in
+    # its own worktree laid out like the main tree, so ccache serves the
+    # second build from the first; later runs only rebuild what changed.
+    guest = ("-x", str(bins / "sfp_bench"), *[a for p in PROGRAMS for a in ("-b", str(bins / p))],
+             "-p")
     # The cost mode's one change to both kernels: the newly-idle balance
     # out of line (sfp_cost.noinline_patch), so that the plugin sees it.
     mark: dict[str, list[str]] = {k: [] for k in KERNELS}
@@ -531,12 +529,15 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
                 (out / f"cost-noinline-{k}.patch").write_text(sfp_cost.noinline_patch(src.stdout))
             except sfp_cost.CostError as e:
                 raise BenchError(f"{k}: {e}") from e
-            mark[k] = ["-p", str(out / f"cost-noinline-{k}.patch")]
+            mark[k] = [str(out / f"cost-noinline-{k}.patch")]
     for k in KERNELS:
         with stages.stage(f"build {k} ({b.refs[k]})"):
-            if subprocess.run([sfp, "run", "-r", b.refs[k], *mark[k], "-n", f"bench-{k}", *guest,
-                               "--build-only"], env=renv, check=False).returncode:
-                raise BenchError(f"building {k} ({b.refs[k]}) failed")
+            req = sfp_run.RunRequest(kind="bench", ref=b.refs[k], patches=tuple(mark[k]),
+                                     name=f"bench-{k}", guest_args=guest, build_only=True)
+            try:
+                sfp_run.execute(sfp_run.plan_request(data, renv, req), data, renv, say)
+            except sfp_errors.SfpError as e:
+                raise BenchError(f"building {k} ({b.refs[k]}) failed: {e}") from e
     offs = {}
     for k in KERNELS:
         try:
@@ -580,10 +581,9 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
         e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=qopts,
                  BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]),
                  APPEND=append)
-        with open(f"{log}.boot", "wb") as o:
-            subprocess.run([sfp, "run", "-K", "bench", "-r", b.refs[k], "-n", f"bench-{k}",
-                            "--boot-only", "-l", str(log)], env=e, stdout=o,
-                           stderr=subprocess.STDOUT, check=False)
+        sfp_run.run_logged(sfp_run.RunRequest(kind="bench", ref=b.refs[k], name=f"bench-{k}",
+                                              boot_only=True, logdir=str(log)),
+                           e, pathlib.Path(f"{log}.boot"))
         return boot_status(log)
 
     def one(rep: int, topo: str, k: str) -> None:
