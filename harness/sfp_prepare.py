@@ -8,7 +8,7 @@
                without the features, the 'A' side of every A/B comparison
   patched      series-base + 'git am' of the series (checked out)
 
-The series is patches/LINE/series (sfp series --help): LINE is the kernel
+The series is patches/LINE/series (docs/series.md): LINE is the kernel
 line of $KSRC (6.1.192 is on line 6.1), else $LINE, else sfp.toml's
 default line.
 

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A line's series: read it, back its features out of a source, apply it,
 and say per patch what happened. Nothing else in the project applies or
-backs out a patch; `sfp series` gives the same answers on the command
-line, as shell assignments.
+backs out a patch.
 
 patches/LINE/series has up to three sections, each opened by a comment
 line: '# prerequisites' (fixes both kernels need), '# features' (backed
@@ -22,7 +21,6 @@ import hashlib
 import os
 import pathlib
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -369,14 +367,6 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
         if p.role == "prereq":
             res.prereq_end = _must(tree, "rev-parse", "HEAD").strip()
     return res
-
-
-def shell(name: str, value: object) -> str:
-    """VALUE as a bash assignment to NAME (an indexed array for a dict)."""
-    if isinstance(value, dict):
-        return f"{name}=(" + " ".join(f"[{k}]={shlex.quote(str(v))}"
-                                      for k, v in sorted(value.items())) + ")"
-    return f"{name}={shlex.quote('' if value is None else str(value))}"
 
 
 def load_tiers(patches: pathlib.Path) -> tuple[list[Patch], list[Patch]]:

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""sfp series on a small kernel-like git tree: the series read (roles,
+"""The series library on a small kernel-like git tree: the series read (roles,
 refusals), the subject unfolded, the paths a mini tree needs, features
 backed out (contained, absent, stuck), the series applied (a prerequisite
 the tree has skipped, a patch that does not fit named with its hunk),
-source_fixed and features_end, and the bash assignments of sfp series."""
+source_fixed and features_end."""
 import os
 import pathlib
 import shutil
@@ -130,11 +130,6 @@ class Read(Tree):
     def test_version(self):
         self.assertEqual(sfp_series.makefile_version(MAKEFILE), "6.12.118")
         self.assertEqual(sfp_series.makefile_version("x = 1\n"), "")
-
-    def test_shell(self):
-        self.assertEqual(sfp_series.shell("A", {2: "it's", 0: "x y"}),
-                         "A=([0]='x y' [2]='it'\"'\"'s')")
-        self.assertEqual(sfp_series.shell("B", None), "B=''")
 
 
 class BackOutApply(Tree):
