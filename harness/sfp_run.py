@@ -454,9 +454,18 @@ def checkout_ref(run: Run, tree: pathlib.Path, env: dict[str, str],
 
 def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None]) -> RunResult:
     """Run's stages; what they gave (status 0: every case passed). A stage
-    that fails raises RunFailed."""
+    that fails raises RunFailed, its 'stages' the times of those that ran."""
     prepare_logs(run)
     stages = Stages(run.logdir / "stage-times.tsv")
+    try:
+        return _stages(run, data, env, say, stages)
+    except sfp_errors.SfpError as e:
+        e.stages = tuple(stages.times)  # type: ignore[attr-defined]
+        raise
+
+
+def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None],
+            stages: Stages) -> RunResult:
     child = dict(env, LINE=run.line, BUILD=str(run.build), SFP_LINE_BUILD=str(run.build),
                  STAGE_TIMES=str(stages.tsv))
     tree = run.built_tree() if run.boot_only else run.tree
@@ -599,7 +608,7 @@ def _run_child(req: RunRequest, env: dict[str, str], out: str,
         res = execute(plan_request(data, env, req), data, env, say)
     except sfp_errors.SfpError as e:
         print(f"sfp: error: {e}", file=sys.stderr, flush=True)
-        res = RunResult(e.status, str(e))
+        res = RunResult(e.status, str(e), stages=getattr(e, "stages", ()))
     except sfp_data.DataError as e:
         print(f"sfp: error: sfp.toml: {e}", file=sys.stderr, flush=True)
         res = RunResult(2, f"sfp.toml: {e}")
