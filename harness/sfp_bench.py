@@ -622,8 +622,7 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
                       f" x 2 kernels = {total} boots{at_once}{busy}"), \
             sfp_repeat.busy_loops(b.busy, say):
         if b.jobs > 1:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=b.jobs) as ex:
-                list(ex.map(lambda a: one(*a), boots))
+            sfp_run.map_runs(lambda a: one(*a), boots, b.jobs)
         else:
             for a in boots:
                 one(*a)

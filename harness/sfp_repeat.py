@@ -245,7 +245,9 @@ class JobRunner:
         try:
             return [f.result() for f in self.futures]
         except BaseException:
-            # Ctrl-C or SIGTERM: no queued boot starts, the running ones end.
+            # An error, Ctrl-C or SIGTERM: no queued boot starts, the
+            # running ones end.
+            self.pool.shutdown(wait=False, cancel_futures=True)
             sfp_run.stop_runs()
             raise
         finally:

@@ -27,6 +27,7 @@ NAME.prev; a log directory given with -l is the caller's and is emptied.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import dataclasses
 import multiprocessing
@@ -41,7 +42,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable, TextIO, cast
+from typing import Callable, TextIO, TypeVar, cast
 
 from harness import sfp_boot
 from harness import sfp_build
@@ -59,6 +60,8 @@ from harness.sfp_data import ROOT, Data
 from harness import sfp_errors
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+T = TypeVar("T")
+R = TypeVar("R")
 WORKTREE_GIB = 2  # free space a new worktree and its build need
 
 
@@ -585,6 +588,11 @@ _STOPPED = threading.Event()
 
 
 def _interrupted(signum: int, frame: object) -> None:
+    """A run's first Ctrl-C or SIGTERM: the run stops, cancelling its LAVA
+    job on the way out; a second signal (the caller's SIGTERM after the
+    terminal's Ctrl-C) must not cut that short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt()
 
 
@@ -593,6 +601,7 @@ def _run_child(req: RunRequest, env: dict[str, str], out: str,
     """run_logged's process: REQ run with ENV as its environment, stdout
     and stderr into OUT; the RunResult sent on CONN."""
     signal.signal(signal.SIGTERM, _interrupted)  # as sfp does: a LAVA job is cancelled
+    signal.signal(signal.SIGINT, _interrupted)
     os.environ.clear()
     os.environ.update(env)
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -659,6 +668,22 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
             _LIVE.discard(proc)
         recv.close()
     return res
+
+
+def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
+    """FN of each of ITEMS, WORKERS at a time, in threads that wait on
+    run_logged's runs; the results in ITEMS' order. On an error, Ctrl-C
+    or SIGTERM, no queued item starts and the running runs end."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
+    futures = [pool.submit(fn, x) for x in items]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_runs()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def stop_runs() -> None:

@@ -29,7 +29,6 @@ $BUILD/LINE/stress/KIND-TOPOLOGY/ instead of $BUILD/LINE/stress/.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import pathlib
 import shutil
@@ -203,8 +202,8 @@ def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str]
             return boot(s, k, out / f"{k}-{i}", out, data, env, note, boot_only=i > 1)
         done = {1: one(1)}
         # The runs after the first boot what it built: J at once with -j.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=s.jobs) as pool:
-            done.update(zip(range(2, s.runs + 1), pool.map(one, range(2, s.runs + 1))))
+        done.update(zip(range(2, s.runs + 1),
+                        sfp_run.map_runs(one, list(range(2, s.runs + 1)), s.jobs)))
         for i in range(1, s.runs + 1):
             log, b = out / f"{k}-{i}", done[i]
             clean += b.ok

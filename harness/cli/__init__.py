@@ -61,4 +61,5 @@ def main(argv: list[str]) -> int:
         sfp_run.stop_runs()
         return 143
     except KeyboardInterrupt:
+        sfp_run.stop_runs()
         return 130
