@@ -217,7 +217,7 @@ class JobRunner:
         self.lock = threading.Lock()
         self.finished, self.given = 0, 0
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
-        self.futures: list[concurrent.futures.Future] = []
+        self.futures: list[concurrent.futures.Future[Done]] = []
 
     def _one(self, job: BootJob) -> Done:
         t0 = time.monotonic()
@@ -242,16 +242,7 @@ class JobRunner:
         self.futures += [self.pool.submit(self._one, j) for j in jobs]
 
     def results(self) -> list[Done]:
-        try:
-            return [f.result() for f in self.futures]
-        except BaseException:
-            # An error, Ctrl-C or SIGTERM: no queued boot starts, the
-            # running ones end.
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            sfp_run.stop_runs()
-            raise
-        finally:
-            self.pool.shutdown(cancel_futures=True)
+        return sfp_run.wait_runs(self.pool, self.futures)
 
 
 def lava_jobs(path: pathlib.Path) -> tuple[str, float, float]:

@@ -60,6 +60,8 @@ from harness.sfp_data import ROOT, Data
 from harness import sfp_errors
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+# sfp run's guest options, and the letter sfp_guest.from_flags takes for each.
+GUEST_FLAGS = {"--extra": "-x", "--bin": "-b", "--dynamic": "-d", "--perf": "-p"}
 T = TypeVar("T")
 R = TypeVar("R")
 WORKTREE_GIB = 2  # free space a new worktree and its build need
@@ -248,8 +250,8 @@ def command(req: RunRequest) -> str:
         words += ["--only-fragment", f]
     for f in req.extra_fragments:
         words += ["-f", f]
-    words += [{"-x": "-x", "-b": "--bin", "-d": "--dynamic", "-p": "--perf"}.get(a, a)
-              for a in req.guest_args]
+    long = {short: flag for flag, short in GUEST_FLAGS.items()}
+    words += [long.get(a, a) for a in req.guest_args]
     if req.logdir:
         words += ["-l", req.logdir]
     words += ["--build-only"] * req.build_only + ["--boot-only"] * req.boot_only
@@ -618,9 +620,6 @@ def _run_child(req: RunRequest, env: dict[str, str], out: str,
     except sfp_errors.SfpError as e:
         print(f"sfp: error: {e}", file=sys.stderr, flush=True)
         res = RunResult(e.status, str(e), stages=getattr(e, "stages", ()))
-    except sfp_data.DataError as e:
-        print(f"sfp: error: sfp.toml: {e}", file=sys.stderr, flush=True)
-        res = RunResult(2, f"sfp.toml: {e}")
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM from stop_runs()
         print("sfp: interrupted", file=sys.stderr, flush=True)
         res = RunResult(130, "interrupted")
@@ -672,10 +671,16 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
 
 def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
     """FN of each of ITEMS, WORKERS at a time, in threads that wait on
-    run_logged's runs; the results in ITEMS' order. On an error, Ctrl-C
-    or SIGTERM, no queued item starts and the running runs end."""
+    run_logged's runs; the results in ITEMS' order (wait_runs)."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
-    futures = [pool.submit(fn, x) for x in items]
+    return wait_runs(pool, [pool.submit(fn, x) for x in items])
+
+
+def wait_runs(pool: concurrent.futures.ThreadPoolExecutor,
+              futures: list[concurrent.futures.Future[R]]) -> list[R]:
+    """The results of FUTURES, POOL's threads that wait on runs, in order.
+    On an error, Ctrl-C or SIGTERM, no queued one starts and the running
+    runs end."""
     try:
         return [f.result() for f in futures]
     except BaseException:

@@ -137,8 +137,7 @@ two kernels under each other's boots)."""),
                         "runs with the same N boot the same guests")
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("offsets", help="the offsets of the fields the benchmark watches",
-                       description=sfp_bench.OFFSETS_DOC if any(
-                           a in ("-h", "--help") for a in sys.argv[1:]) else None,
+                       description=sfp_bench.OFFSETS_DOC,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("obj", metavar="OBJ", help="a kernel build directory (O=)")
     p.set_defaults(func=cmd_offsets)

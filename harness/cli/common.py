@@ -20,10 +20,8 @@ Fail = sfp_errors.Failed
 Refuse = sfp_errors.Refused
 
 
-def doc(module: str, more: str = "") -> str | None:
-    """A module's docstring for a subcommand's --help, imported only then."""
-    if not any(a in ("-h", "--help") for a in sys.argv[1:]):
-        return None
+def doc(module: str, more: str = "") -> str:
+    """A module's docstring, and MORE, for a subcommand's --help."""
     return (importlib.import_module(f"harness.{module}").__doc__ or "") + more
 
 

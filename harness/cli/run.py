@@ -13,8 +13,7 @@ class _GuestArg(argparse.Action):
     order given."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        flag = {"--perf": "-p", "--extra": "-x", "--bin": "-b", "--dynamic": "-d"}.get(
-            option_string, option_string)
+        flag = sfp_run.GUEST_FLAGS.get(option_string, option_string)
         args = list(getattr(namespace, self.dest) or [])
         args += [flag] if values is None or values == [] else [flag, values]
         setattr(namespace, self.dest, args)
