@@ -13,15 +13,13 @@
  * Every cfs_rq, runqueue, root domain, sched domain and group here, and
  * every task group but root_task_group, is a zeroed fake owned by the
  * case; the live runqueues are not touched. The one live object a case
- * can write is
- * root_task_group.load_avg, and only on a kernel that lacks the
- * root-group skip the case is there to catch; it then takes its own
- * contribution back out. Tracepoints on the functions see the
- * fakes. No case waits for anything, retries or depends on the load of
- * the machine;
- * the cases that update a group's load_avg need sched_clock to be 1 ms
- * past boot, since a fake cfs_rq last propagated its load at 0 (they
- * skip, saying so, before).
+ * can write is root_task_group.load_avg, and only on a kernel that lacks
+ * the root-group skip the case is there to catch; it then takes its own
+ * contribution back out. Tracepoints on the functions see the fakes. No
+ * case waits for anything, retries or depends on the load of the
+ * machine; the cases that update a group's load_avg need sched_clock to
+ * be 1 ms past boot, since a fake cfs_rq last propagated its load at 0
+ * (they skip, saying so, before).
  *
  * This file is included at the end of kernel/sched/fair.c, as
  * fs/tests/exec_kunit.c is by fs/exec.c, so that the tests reach the
