@@ -59,6 +59,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from typing import Callable, TextIO
@@ -346,10 +347,12 @@ class Check:
     def checkpatch_all(self, out: TextIO, wt: pathlib.Path, patches: pathlib.Path) -> None:
         """checkpatch --strict on every patch. A prerequisite is a backport
         and carries its upstream id ('commit <40 hex> upstream.'), and the
-        line must be there. The work tree, made from a tarball, has no
+        line must be there (stable's form, not checkpatch's: GIT_COMMIT_ID
+        is ignored for it). The work tree, made from a tarball, has no
         upstream history to look a cited commit up in, so that one finding
-        (UNKNOWN_COMMIT_ID) is ignored; the form of a citation is still
-        checked (GIT_COMMIT_ID)."""
+        (UNKNOWN_COMMIT_ID) is ignored; the form of every other citation is
+        still checked (GIT_COMMIT_ID), which checkpatch does only when it
+        runs outside a git repository, as it does here."""
         if not (wt / "scripts" / "checkpatch.pl").is_file():
             raise CaseFailed("no work tree")
         bad = False
@@ -365,13 +368,16 @@ class Check:
             if S.new_files_covered(text, listed):
                 opts += ["--ignore", "FILE_PATH_CHANGES"]
             listed += re.findall(r"^\+F:\t(\S+/)$", text, re.M)
-            if p.role == "prereq" and \
-                    not re.search(r"^commit [0-9a-f]{40} upstream\.$", text, re.M):
-                print(f"{p.name}: a prerequisite without its 'commit <id> upstream.' line",
-                      file=out)
-                bad = True
-            r = subprocess.run(["perl", "scripts/checkpatch.pl", *opts, str(p.path)], cwd=wt,
-                               capture_output=True, text=True, check=False)
+            if p.role == "prereq":
+                opts += ["--ignore", "GIT_COMMIT_ID"]
+                if not re.search(r"^commit [0-9a-f]{40} upstream\.$", text, re.M):
+                    print(f"{p.name}: a prerequisite without its 'commit <id> upstream.' line",
+                          file=out)
+                    bad = True
+            with tempfile.TemporaryDirectory(prefix="sfp-checkpatch.") as away:
+                r = subprocess.run(["perl", str(wt.resolve() / "scripts" / "checkpatch.pl"), *opts,
+                                    str(p.path.resolve())], cwd=away, capture_output=True,
+                                   text=True, check=False)
             found = (r.stdout + r.stderr).rstrip("\n")
             if found:
                 print(f"{p.name}:\n{found}", file=out)
