@@ -38,8 +38,8 @@ With --icount the guests are deterministic: guest time is the
 instruction count, the random numbers come from QEMU's -seed (repetition
 R: seed N+R-1), the RTC follows the virtual clock, and the kernels and
 initramfs are built byte for byte the same from the same source
-(SFP_REPRODUCIBLE=1 for sfp run: a fixed build number and the last
-commit's date in uname -v). A boot
+(a reproducible build: a fixed build number and the last commit's date
+in uname -v). A boot
 of the same kernel, topology and seed then runs the same instructions on
 a quiet host or a busy one, and boots may run at once (-j) without
 changing a figure. meta.tsv records the seeds and the sha256 of every
@@ -185,8 +185,7 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 @dataclasses.dataclass(frozen=True)
 class Bench:
     """What a benchmark run is, checked whole before anything is written."""
-    line: str
-    build: pathlib.Path          # the line's build directory
+    choice: sfp_env.LineChoice   # the line, its build directory
     topologies: tuple[str, ...]
     vcpus: dict[str, int]
     duration: int
@@ -204,6 +203,19 @@ class Bench:
     busy: int = 0                # --busy: busy loops on the host during the boots
     seed: int | None = None      # --icount: repetition R boots with -seed seed+R-1
     extra_append: str = ""       # BENCH_APPEND: more guest command line
+
+    @property
+    def line(self) -> str:
+        return self.choice.line
+
+    @property
+    def build(self) -> pathlib.Path:
+        return self.choice.build
+
+    @property
+    def reproducible(self) -> bool:
+        """The kernels the same bytes from the same source (--icount)."""
+        return self.seed is not None
 
     @property
     def tree(self) -> pathlib.Path:
@@ -332,7 +344,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             header = sfp_cost.plugin_header(env)
         except sfp_cost.CostError as e:
             raise BenchRefused(str(e)) from e
-    return Bench(choice.line, choice.build, tuple(topos), counts, int(duration), int(reps),
+    return Bench(choice, tuple(topos), counts, int(duration), int(reps),
                  mode, outdir, qopts, int(mem), smoke, refs, python, command, jobs, header,
                  busy, seed, env.get("BENCH_APPEND", ""))
 
@@ -376,14 +388,6 @@ def boot_status(log: pathlib.Path) -> str:
     if not re.search(r"^ok 1 guest_preconditions", guest, re.M):
         return "guest preconditions failed (wrong kernel?)"
     return "ok"
-
-
-def _run_env(b: Bench, env: dict[str, str]) -> dict[str, str]:
-    e = dict(env)
-    e.update(BUILD=str(b.build), SFP_LINE_BUILD=str(b.build), LINE=b.line)
-    if b.seed is not None:
-        e["SFP_REPRODUCIBLE"] = "1"  # the same bytes from the same source (sfp_build)
-    return e
 
 
 def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Path]) -> str:
@@ -477,12 +481,11 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
 
 
 def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
-    stages = sfp_run.Stages(pathlib.Path(env["STAGE_TIMES"]) if env.get("STAGE_TIMES")
-                            else None, fresh=False)
     bdir = b.build / "bench"
     if b.smoke and b.out == bdir / "smoke" and b.out.exists():
         shutil.rmtree(b.out)  # the smoke round's own directory, remade each time
     (b.out / "raw").mkdir(parents=True, exist_ok=True)
+    stages = sfp_run.Stages(b.out / "stage-times.tsv")
     out = b.out.resolve()
     bins = bdir / "bin"
     bins.mkdir(parents=True, exist_ok=True)
@@ -492,7 +495,6 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
             latest.unlink(missing_ok=True)
             latest.symlink_to(out)
     fragments = sfp_run.kind_fragments(data, "bench", b.tree)
-    renv = _run_env(b, env)
 
     with stages.stage("workload programs"):
         for p in PROGRAMS:
@@ -533,9 +535,10 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
     for k in KERNELS:
         with stages.stage(f"build {k} ({b.refs[k]})"):
             req = sfp_run.RunRequest(kind="bench", ref=b.refs[k], patches=tuple(mark[k]),
-                                     name=f"bench-{k}", guest_args=guest, build_only=True)
+                                     name=f"bench-{k}", guest_args=guest, build_only=True,
+                                     reproducible=b.reproducible, choice=b.choice)
             try:
-                sfp_run.execute(sfp_run.plan_request(data, renv, req), data, renv, say)
+                sfp_run.execute(sfp_run.plan_request(data, env, req), data, env, say)
             except sfp_errors.SfpError as e:
                 raise BenchError(f"building {k} ({b.refs[k]}) failed: {e}") from e
     offs = {}
@@ -578,11 +581,11 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
                      f"-D {log}.cost").strip()
             append += " sfp.cost=1"
             pathlib.Path(f"{log}.cost").unlink(missing_ok=True)
-        e = dict(renv, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=qopts,
+        e = dict(env, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=qopts,
                  BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]),
                  APPEND=append)
         sfp_run.run_logged(sfp_run.RunRequest(kind="bench", ref=b.refs[k], name=f"bench-{k}",
-                                              boot_only=True, logdir=str(log)),
+                                              boot_only=True, logdir=str(log), choice=b.choice),
                            e, pathlib.Path(f"{log}.boot"))
         return boot_status(log)
 

@@ -90,14 +90,14 @@ def check_tools() -> None:
 IDENTITY = ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu"]
 
 
-def reproducible(tree: pathlib.Path) -> list[str]:
+def fixed_identity(tree: pathlib.Path) -> list[str]:
     """The make variables that make a rebuild of the same source and config
     byte-identical (the kernel's reproducible-builds page): the user, host,
     version number and timestamp of uname -v fixed, the timestamp being
     the source's last commit's date (a constant outside git). The
     benchmark's --icount guests run the same instructions only when the
-    kernels booted are the same bytes. Only with SFP_REPRODUCIBLE=1 (sfp
-    bench --icount sets it): elsewhere each build keeps its own number and
+    kernels booted are the same bytes. Only for a reproducible build (sfp
+    bench --icount asks for one): elsewhere each build keeps its own number and
     time, so that the guest's check that it runs the kernel just built
     (its /proc/version) also tells two builds of one commit apart."""
     date = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%cd",
@@ -126,8 +126,9 @@ def configure(tree: pathlib.Path, obj: pathlib.Path, frags: list[pathlib.Path],
 
 def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], line: str,
           config_absent: tuple[str, ...], build_dir: pathlib.Path,
-          say: Callable[[str], None], env: dict[str, str]) -> str:
-    """Configure and build; the kernel release. BuildError when it cannot."""
+          say: Callable[[str], None], env: dict[str, str], reproducible: bool = False) -> str:
+    """Configure and build; the kernel release (REPRODUCIBLE: the same bytes
+    from the same source). BuildError when it cannot."""
     for f in fragments:
         if not f.is_file():
             raise BuildError(f"config fragment '{f}' not found")
@@ -164,8 +165,8 @@ def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], 
     make = ["make", "-C", str(tree), f"O={obj}"]
     with open(obj / "build.log", "w", encoding="utf-8", errors="replace") as log:
         proc = subprocess.Popen(make + ["CC=ccache gcc", "HOSTCC=ccache gcc",
-                                        *(reproducible(tree) if env.get("SFP_REPRODUCIBLE")
-                                          == "1" else IDENTITY),
+                                        *(fixed_identity(tree) if reproducible
+                                          else IDENTITY),
                                         f"-j{jobs}", "bzImage"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                 text=True, errors="replace")

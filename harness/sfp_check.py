@@ -67,8 +67,10 @@ from typing import Callable, TextIO
 from harness import sfp_env
 from harness import sfp_guest
 from harness import sfp_prepare
+from harness import sfp_results
 from harness import sfp_run
 from harness import sfp_series as S
+from harness import sfp_summary
 from harness.sfp_data import ROOT, Data
 
 SFP = str(ROOT / "sfp")
@@ -181,9 +183,8 @@ class Check:
         self.suite = "check"
         self.wt = self.top / self.default / "tree"
         self.patches = PATCHES_TOP / self.default
-        self.env = _env(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
-                        SFP_LINE_BUILD=str(choice.build),
-                        STAGE_TIMES=str(self.chk / "stage-times.tsv"))
+        # The commands below select the same line from the same variables.
+        self.env = _env(env, BUILD=str(self.top))
         self.build = choice.build  # the default line's build directory
         self.stages = sfp_run.Stages(self.chk / "stage-times.tsv", fresh=False)
 
@@ -233,6 +234,12 @@ class Check:
             sys.stdout.flush()
         return ok
 
+    def fold_stages(self, tsv: pathlib.Path, prefix: str = "") -> None:
+        """A command's own stage times (its TSV), into make check's."""
+        if tsv.is_file():
+            with open(self.chk / "stage-times.tsv", "a", encoding="utf-8") as f:
+                f.writelines(f"{prefix}{ln}\n" for ln in tsv.read_text().splitlines())
+
     def show(self, log: pathlib.Path, pattern: str) -> None:
         """The lines of LOG that match PATTERN, indented under the case."""
         if log.is_file():
@@ -265,8 +272,7 @@ class Check:
 
     def on_line(self, line: str, **more: str) -> dict[str, str]:
         """The environment of a command for LINE, from its default source."""
-        return _env(self.env, ("KSRC",), LINE=line, LINE_FROM="LINE", BUILD=str(self.top),
-                    **more)
+        return _env(self.env, ("KSRC",), LINE=line, BUILD=str(self.top), **more)
 
     @staticmethod
     def tree_state(d: pathlib.Path) -> str:
@@ -574,7 +580,7 @@ class Check:
         shutil.rmtree(b, ignore_errors=True)
         shown = " ".join(f"{k}={v}" for k, v in variables.items())
         self.refused_row(out, f"{shown} make", pattern, [SFP, "run"],
-                         _env(self.env, ("SFP_LINE_BUILD",), BUILD=str(b), **variables))
+                         _env(self.env, (), BUILD=str(b), **variables))
         if b.exists():
             raise CaseFailed(f"sfp run made {b}")
         print(f"refused before any work: {shown}", file=out)
@@ -648,7 +654,7 @@ class Check:
         logs.mkdir(parents=True, exist_ok=True)
         (logs / "report.txt").write_text("the last run's report\n")
         self.expect_error(out, f"KSRC={self.chk}/nonexistent does not exist", [SFP, "run"],
-                          _env(self.env, ("SFP_LINE_BUILD", "LINE"), BUILD=str(b),
+                          _env(self.env, ("LINE",), BUILD=str(b),
                                KSRC=f"{self.chk}/nonexistent"))
         if not (logs / "report.txt").is_file() or \
                 (logs / "report.txt").read_text() != "the last run's report\n":
@@ -697,10 +703,10 @@ class Check:
         # -s does not choose the line: a 6.1 source on the 6.12 line is refused...
         self.expect_error(out, "is Linux 6.1.[0-9]*, not on the 6.12 line: give it as KSRC=",
                           [SFP, "prepare", "--source", str(c / "line61"), "-o", str(c / "wt-61")],
-                          _env(self.env, ("KSRC",), LINE="6.12", LINE_FROM="default"))
+                          _env(self.env, ("KSRC", "LINE")))
         # ...KSRC does, and the 6.1 series applies to it
         if self.run(out, [SFP, "prepare", "-o", str(c / "wt-61")],
-                    _env(self.env, ("LINE", "LINE_FROM"), KSRC=str(c / "line61"))):
+                    _env(self.env, ("LINE",), KSRC=str(c / "line61"))):
             raise CaseFailed("")
         out.write(S.git(c / "wt-61", "log", "--oneline", "base..patched").stdout)
         n = S.git(c / "wt-61", "rev-list", "--count", "base..patched").stdout.strip()
@@ -881,13 +887,13 @@ class Check:
         self.t("line_without_series_refused", self.unchanged(c / "line510", self.error_case(
             f"Linux 5.10.[0-9]* .* is on the 5.10 line, which has no series: lines are {lines}",
             [SFP, "prepare", "-o", str(c / "wt-510")],
-            _env(self.env, ("LINE", "LINE_FROM"), KSRC=str(c / "line510")))))
+            _env(self.env, ("LINE",), KSRC=str(c / "line510")))))
         # A version between lines names the nearest one below it.
         self.versioned_tree(c / "line613", {"PATCHLEVEL": "13"})
         self.t("line_between_names_nearest", self.unchanged(c / "line613", self.error_case(
             "Linux 6.13.[0-9]* .* no series: .* the nearest is 6.12, LINE=6.12 forces it",
             [SFP, "prepare", "-o", str(c / "wt-613")],
-            _env(self.env, ("LINE", "LINE_FROM"), KSRC=str(c / "line613")))))
+            _env(self.env, ("LINE",), KSRC=str(c / "line613")))))
         # A line without a Debian package and without SFP_SRC_<LINE> names
         # both ways to give it a source.
         for name, rec in self.data.lines.items():
@@ -897,7 +903,7 @@ class Check:
                 f"no source for the {name} line: no Debian package carries {name}: give a "
                 f"tree as KSRC=.* or {rec.env_var}=",
                 [SFP, "prepare", "-o", str(c / "wt-nosrc")],
-                _env(self.env, ("KSRC", rec.env_var), LINE=name, LINE_FROM="LINE")))
+                _env(self.env, ("KSRC", rec.env_var), LINE=name)))
             break
         self.t("line_unknown_refused", self.error_case(
             f"LINE=4.19: no series patches/4.19/series; lines are {lines}",
@@ -934,10 +940,8 @@ class Check:
                         f"./sfp {' '.join(cmd[1:])} exited {rc} before any test ran",
                         source=f"{tag}/project")
         dt = int(time.monotonic() - t0)
+        self.fold_stages(logs / "stage-times.tsv", f"{what}, line {line}: ")
         with open(self.chk / "stage-times.tsv", "a", encoding="utf-8") as f:
-            if (logs / "stage-times.tsv").is_file():
-                for ln in (logs / "stage-times.tsv").read_text().splitlines():
-                    f.write(f"{what}, line {line}: {ln}\n")
             f.write(f"{what}, line {line}\t{dt}\n")
         print(f"<== {what}, line {line}: {dt}s", flush=True)
 
@@ -1017,11 +1021,10 @@ echo "sfp: guest tiny up" >/dev/console
             if want not in rows:
                 raise CaseFailed(f"LAVA did not record {want.split(chr(9))[2]} as "
                                  f"{want.split(chr(9))[3]}")
-        r = subprocess.run([SFP, "summarize", "--title", "LAVA's records", "--tsv", str(tsv)],
-                           capture_output=True, text=True, check=False)
-        (c / "lava-tap.summary").write_text(r.stdout)
-        print((r.stdout.splitlines() or [""])[-1], file=out)
-        if r.returncode != 1:
+        text, counts = sfp_summary.render("LAVA's records", sfp_results.read_tsv(tsv))
+        (c / "lava-tap.summary").write_text(text + "\n")
+        print(text.splitlines()[-1], file=out)
+        if not counts["FAIL"]:
             raise CaseFailed("the summary of a failed case passed")
 
     def lava_doctored_record(self, out: TextIO) -> None:
@@ -1090,6 +1093,7 @@ echo "sfp: guest tiny up" >/dev/console
         c = self.chk
         with self.stages.stage("bench: smoke A/B round"):
             self.t("bench_smoke", [SFP, "bench", "--smoke"])
+            self.fold_stages(self.build / "bench" / "smoke" / "stage-times.tsv")
             self.show(self.log_path("bench_smoke"),
                       r"^\[|^  smp2: |target: |smoke check|check not made")
             (c / "bench-used").mkdir(parents=True, exist_ok=True)
@@ -1103,8 +1107,10 @@ echo "sfp: guest tiny up" >/dev/console
         with self.stages.stage("debug kernel: the sched/debug race check, the tests, "
                                "a short stress"):
             self.t("race_lockdep_check", [SFP, "race", "--lockdep-only"])
+            self.fold_stages(self.build / "race" / "stage-times.tsv")
             self.show(self.build / "race" / "report.md", r"^\| (unfixed|fixed) ")
             self.t("stress_short", [SFP, "stress", "-S", "20"])
+            self.fold_stages(self.build / "stress" / "stage-times.tsv")
             self.show(self.log_path("stress_short"), r"sfp: patched")
 
     # --- the whole run ----------------------------------------------------------------
@@ -1164,8 +1170,8 @@ echo "sfp: guest tiny up" >/dev/console
                  f"compiled, {h1 - h0} from the cache ({f0} files in it at the start)")
         print(speed, flush=True)
         (c / "speed.txt").write_text(speed + "\n")
-        tsvs = ["--tsv", str(self.results)]
-        if not self.quick:
-            tsvs += ["--tsv", str(c / "main-job.tsv")]
-        return subprocess.run([SFP, "summarize", "--title", "make check: all results", *tsvs,
-                               "--out", str(c / "all.tsv")], check=False).returncode
+        # main-job.tsv: the main jobs' cases (a job that ran none is a
+        # failure in results.tsv).
+        tsvs = [str(p) for p in (self.results, c / "main-job.tsv") if p.is_file()]
+        return sfp_summary.summarize("make check: all results", [], tsvs, str(c / "all.tsv"),
+                                     False, None)

@@ -77,6 +77,7 @@ class LineChoice:
     line: str
     source_from: str  # LINE, KSRC or default
     build: pathlib.Path  # the line's build directory, BUILD/LINE
+    patches: pathlib.Path  # the line's series: PATCHES, else patches/LINE
 
 
 def makefile_version(text: str) -> str:
@@ -124,7 +125,7 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
     """LINE from the environment, else KSRC's version, else the default."""
     top = pathlib.Path(env.get("BUILD") or ROOT / "build")
     line = env.get("LINE", "")
-    how = (env.get("LINE_FROM") or "LINE") if line else "default"
+    how = "LINE" if line else "default"
     ksrc = env.get("KSRC", "")
     if not line and ksrc and pathlib.Path(ksrc).exists():
         v = source_version(pathlib.Path(ksrc))
@@ -140,13 +141,8 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
     if line not in data.lines:
         raise InputError(f"LINE={line}: no series patches/{line}/series; lines are "
                          f"{' '.join(data.line_names())}")
-    # A BUILD that is already a line's directory (set by a script that
-    # selected the line, SFP_LINE_BUILD) is kept as it is.
-    if env.get("SFP_LINE_BUILD") and env.get("SFP_LINE_BUILD") == env.get("BUILD"):
-        build = top
-    else:
-        build = top / line
-    return LineChoice(line, how, build)
+    return LineChoice(line, how, top / line,
+                      pathlib.Path(env.get("PATCHES") or ROOT / "patches" / line))
 
 
 def missing_tool(cmd: str, package: str) -> str:
@@ -202,10 +198,12 @@ def check_numbers(env: dict[str, str]) -> None:
 
 
 def validate(data: Data, env: dict[str, str], kind: str | None = None,
-             topology: str | None = None) -> LineChoice:
-    """Every check, in the order a user would fix them; the line chosen."""
-    check_ksrc(env.get("KSRC", ""))
-    choice = select_line(data, env)
+             topology: str | None = None, choice: LineChoice | None = None) -> LineChoice:
+    """Every check, in the order a user would fix them; the line chosen
+    (CHOICE: a caller's, already checked)."""
+    if choice is None:
+        check_ksrc(env.get("KSRC", ""))
+        choice = select_line(data, env)
     check_numbers(env)
     topology = topology if topology is not None else env.get("TOPOLOGY") or None
     try:

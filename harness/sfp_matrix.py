@@ -255,8 +255,7 @@ def boot_plan(row: Row, src: pathlib.Path, top: pathlib.Path, m: pathlib.Path,
     """The main job on the whole source, when its checks passed."""
     if not (row.ok and row.repro == "identical"):
         return None
-    run_env = {k: val for k, val in env.items()
-               if k not in ("LINE", "LINE_FROM", "SFP_LINE_BUILD", "STAGE_TIMES")}
+    run_env = {k: val for k, val in env.items() if k != "LINE"}
     run_env.update(KSRC=str(src), BUILD=str(m / f"build-{row.version}"),
                    THREEWAY_FROM=str(top / row.line / "tree") if row.threeway else "")
     return Boot(row.line, row.version, run_env,
@@ -336,8 +335,7 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
     m = top / "matrix"
     debs = m / "debs"
     debs.mkdir(parents=True, exist_ok=True)
-    stages = sfp_run.Stages(pathlib.Path(env["STAGE_TIMES"]) if env.get("STAGE_TIMES")
-                            else None, fresh=False)
+    stages = sfp_run.Stages(m / "stage-times.tsv")
     rows: list[str] = []
     boots: list[str] = []
     plans: list[Boot | str] = []  # a boot, or the row of a version not booted

@@ -52,7 +52,7 @@ from typing import Callable
 from harness import sfp_env
 from harness import sfp_data
 from harness import sfp_series as S
-from harness.sfp_data import ROOT, Data
+from harness.sfp_data import Data
 from harness import sfp_errors
 
 PROG = "sfp prepare"
@@ -394,17 +394,17 @@ class Preparer:
 
 
 def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
-            say: Callable[[str], None]) -> pathlib.Path:
-    """Make or reuse the line's work tree; its path. PrepareError on bad input
-    (nothing made) or when a patch does not go in (nothing left behind)."""
-    choice = sfp_env.select_line(data, env)
+            say: Callable[[str], None], choice: sfp_env.LineChoice | None = None) -> pathlib.Path:
+    """Make or reuse the line's work tree; its path (the line CHOICE, else
+    the one ENV selects). PrepareError on bad input (nothing made) or when
+    a patch does not go in (nothing left behind)."""
+    choice = choice or sfp_env.select_line(data, env)
     line = choice.line
     wt = pathlib.Path(os.path.abspath(wt_arg or choice.build / "tree"))
     src = resolve(data, line, choice.source_from, src_arg or env.get("KSRC", ""),
                   data.lines[line].default_source(env), wt, say)
-    patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / line)
     try:
-        series = S.load(patches)
+        series = S.load(choice.patches)
     except S.SeriesError as e:
         raise PrepareError(str(e)) from e
     threeway = None

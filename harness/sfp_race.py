@@ -37,6 +37,7 @@ import subprocess
 import sys
 from typing import Callable
 
+from harness import sfp_env
 from harness import sfp_results
 from harness import sfp_run
 from harness import sfp_series
@@ -119,9 +120,11 @@ def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, why: str) -> \
     return False, splat, f"FAILED: {why}"
 
 
-def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str], None],
-         times: pathlib.Path | None) -> bool:
-    """Both parts (or the first); whether everything behaved as stated."""
+def race(r: Race, choice: sfp_env.LineChoice, env: dict[str, str],
+         say: Callable[[str], None]) -> bool:
+    """Both parts (or the first) on CHOICE's line; whether everything
+    behaved as stated. Stage times in race/stage-times.tsv."""
+    build = choice.build
     out = build / "race"
     tree = build / "tree"
     if not (tree / ".git").exists():
@@ -135,21 +138,22 @@ def race(r: Race, build: pathlib.Path, env: dict[str, str], say: Callable[[str],
     out.mkdir(parents=True)
     (out / "unfix.patch").write_bytes(unfix)
     report = _Report(out / "report.md")
-    stages = sfp_run.Stages(times, fresh=False)
+    stages = sfp_run.Stages(out / "stage-times.tsv")
     with stages.stage("lockdep: one read of sched/debug, unfixed and fixed"):
-        ok = _lockdep(r, build, out, report, env, say)
+        ok = _lockdep(r, choice, out, report, env, say)
     if not r.lockdep_only:
         with stages.stage(f"oops rate: {r.boots} boots x 2 kernels, {r.vcpus} vCPUs, "
                           f"{r.secs}s each"):
-            ok &= _oops_rate(r, build, out, report, env, say)
+            ok &= _oops_rate(r, choice, out, report, env, say)
     print(file=sys.stderr)
     print(sfp_results.text(report.path), end="")
     return ok
 
 
-def _lockdep(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
+def _lockdep(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _Report,
              env: dict[str, str], say: Callable[[str], None]) -> bool:
     """Part 1: patched with and without the fix on the debug kernel."""
+    build = choice.build
     tree = build / "tree"
     ok = True
     subject = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%s", "base"],
@@ -165,7 +169,8 @@ def _lockdep(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
         req = sfp_run.RunRequest(
             kind="debug", ref="patched",
             patches=(str(out / "unfix.patch"),) if k == "unfixed" else (), name="debug",
-            guest_args=("-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")))
+            guest_args=("-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")),
+            choice=choice)
         res = sfp_run.run_logged(req, env, pathlib.Path(f"{log}.out"))
         rc = res.status
         console = pathlib.Path(f"{log}.console.log")
@@ -177,9 +182,10 @@ def _lockdep(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
     return ok
 
 
-def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
+def _oops_rate(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _Report,
                env: dict[str, str], say: Callable[[str], None]) -> bool:
     """Part 2: base and base + the fix, BOOTS boots each under load."""
+    build = choice.build
     pool = out / "sfp_pool"
     if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o", str(pool),
                        str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
@@ -203,7 +209,8 @@ def _oops_rate(r: Race, build: pathlib.Path, out: pathlib.Path, report: _Report,
             req = sfp_run.RunRequest(
                 kind="race", ref="base", patches=(str(r.fix),) if k == "fixed" else (),
                 name="race", guest_args=("-x", str(ROOT / "scripts" / "guest" /
-                                                    "sched_debug_race.sh"), "-b", str(pool)))
+                                                    "sched_debug_race.sh"), "-b", str(pool)),
+                choice=choice)
             res = sfp_run.run_logged(req, child, pathlib.Path(f"{log}.out"))
             rc = res.status
             console, guest = pathlib.Path(f"{log}.console.log"), pathlib.Path(f"{log}.guest.log")

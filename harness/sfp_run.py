@@ -89,8 +89,7 @@ def kernel_obj(b: pathlib.Path, name: str, ref: bool = False) -> pathlib.Path:
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    line: str
-    build: pathlib.Path  # the line's build directory
+    choice: sfp_env.LineChoice  # the line, its build directory and its series
     name: str
     kind: str = ""
     tree: pathlib.Path | None = None  # -t: a tree only read
@@ -105,6 +104,15 @@ class Run:
     boot_only: bool = False
     append: str = ""  # the kind's command line, then APPEND
     images: pathlib.Path | None = None  # --images: a build's saved bzImage, initramfs, .config
+    reproducible: bool = False  # the same bytes from the same source (sfp_build.reproducible)
+
+    @property
+    def line(self) -> str:
+        return self.choice.line
+
+    @property
+    def build(self) -> pathlib.Path:
+        return self.choice.build
 
     @property
     def obj(self) -> pathlib.Path:
@@ -138,6 +146,8 @@ class RunRequest:
     build_only: bool = False
     boot_only: bool = False
     images: str = ""
+    reproducible: bool = False  # a fixed build number and time (the benchmark's A and B)
+    choice: sfp_env.LineChoice | None = None  # the caller's line, else the environment's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,10 +175,12 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
          patches: list[str] | None = None, name: str = "", fragments: list[str] | None = None,
          extra_fragments: list[str] | None = None, guest_args: list[str] | None = None,
          logdir: str = "", build_only: bool = False, boot_only: bool = False,
-         images: str = "") -> Run:
-    """The Run the flags and ENV ask for, or RunRefused: nothing is touched."""
+         images: str = "", reproducible: bool = False,
+         choice: sfp_env.LineChoice | None = None) -> Run:
+    """The Run the flags and ENV ask for (on the line CHOICE, else ENV's),
+    or RunRefused: nothing is touched."""
     try:
-        choice = sfp_env.validate(data, env, kind=kind or None)
+        choice = sfp_env.validate(data, env, kind=kind or None, choice=choice)
     except sfp_env.InputError as e:
         raise RunRefused(str(e)) from e
     pats = [pathlib.Path(p).resolve() for p in patches or []]
@@ -211,11 +223,12 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         raise RunRefused(f"name '{name}' may only use letters, digits, '.', '_' and '-'")
     b = choice.build
     log = pathlib.Path(os.path.abspath(logdir)) if logdir else kernel_logs(b, name)
-    run = Run(line=choice.line, build=b, name=name, kind=kind, tree=t, ref=ref,
+    run = Run(choice=choice, name=name, kind=kind, tree=t, ref=ref,
               patches=tuple(pats), fragments=tuple(frags), extra_fragments=tuple(xfrags),
               guest_args=tuple(guest_args or ()), logdir=log, logdir_given=bool(logdir),
               build_only=build_only, boot_only=boot_only, append=append,
-              images=pathlib.Path(os.path.abspath(images)) if images else None)
+              images=pathlib.Path(os.path.abspath(images)) if images else None,
+              reproducible=reproducible)
     if boot_only and not ((run.obj / "arch/x86/boot/bzImage").is_file() and
                           (run.obj / "initramfs.cpio.gz").is_file()):
         if images:
@@ -266,7 +279,7 @@ def plan_request(data: Data, env: dict[str, str], req: RunRequest) -> Run:
                 name=req.name, fragments=list(req.fragments),
                 extra_fragments=list(req.extra_fragments), guest_args=list(req.guest_args),
                 logdir=req.logdir, build_only=req.build_only, boot_only=req.boot_only,
-                images=req.images)
+                images=req.images, reproducible=req.reproducible, choice=req.choice)
 
 
 def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
@@ -365,8 +378,7 @@ def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
 
 class Stages:
     """Wall-clock stage times: '==> NAME' and '<== NAME: Ns' on stderr, and
-    a row of TSV each (LOGDIR/stage-times.tsv, emptied first; or a caller's
-    STAGE_TIMES, appended to; or none)."""
+    a row of TSV each in TSV (emptied first unless FRESH is false; or none)."""
 
     def __init__(self, tsv: pathlib.Path | None, fresh: bool = True):
         self.tsv = tsv
@@ -471,13 +483,11 @@ def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
 
 def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None],
             stages: Stages) -> RunResult:
-    child = dict(env, LINE=run.line, BUILD=str(run.build), SFP_LINE_BUILD=str(run.build),
-                 STAGE_TIMES=str(stages.tsv))
     tree = run.built_tree() if run.boot_only else run.tree
     if tree is None:
         with stages.stage("tree"):
             try:
-                sfp_prepare.prepare(data, child, "", "", say)
+                sfp_prepare.prepare(data, env, "", "", say, run.choice)
             except (sfp_prepare.PrepareError, sfp_env.InputError) as e:
                 raise RunFailed(str(e)) from e
             tree = run.build / "tree"
@@ -487,17 +497,18 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         with stages.stage("build"):
             try:
                 frags = list(run.fragments) or (
-                    kind_fragments(data, run.kind, tree, run.line, child, run.obj) if run.kind
+                    kind_fragments(data, run.kind, tree, run.line, env, run.obj) if run.kind
                     else default_fragments(tree))
                 sfp_build.build(tree, run.obj, frags + list(run.extra_fragments), run.line,
-                                data.lines[run.line].config_absent, run.build, say, child)
+                                data.lines[run.line].config_absent, run.build, say, env,
+                                reproducible=run.reproducible)
             except (sfp_build.BuildError, sfp_distro.DistroError) as e:
                 raise RunFailed(str(e)) from e
             (run.obj / "fragments.txt").write_text(
                 "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
             if run.kind and data.kind(run.kind).distro:
                 (run.logdir / "distro-options.md").write_text(sfp_distro.table(
-                    data, run.line, tree, child, {run.kind: run.obj / ".config"}))
+                    data, run.line, tree, env, {run.kind: run.obj / ".config"}))
                 say(f"the scheduler's options, the distribution's and this kernel's: "
                     f"{run.logdir}/distro-options.md")
         with stages.stage("guest"):
@@ -525,7 +536,7 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
             print(f"sfp: error: {problem}", file=sys.stderr, flush=True)
 
     report = run.logdir / "report.txt"
-    patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / run.line)
+    patches = run.choice.patches
     with stages.stage("tests"), open(report, "w", encoding="utf-8") as rep, \
             contextlib.redirect_stdout(cast(TextIO, _Tee(sys.stdout, rep))):
         print("\n".join(header(run, tree, patches)))

@@ -129,15 +129,17 @@ class Boot:
 
 
 def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Data,
-         env: dict[str, str], say: Callable[[str], None], boot_only: bool = False) -> Boot:
-    """Boot KERNEL once into LOG; whether it gave what KERNEL must give."""
+         env: dict[str, str], say: Callable[[str], None], boot_only: bool = False,
+         choice: sfp_env.LineChoice | None = None) -> Boot:
+    """Boot KERNEL of CHOICE's line once into LOG; whether it gave what
+    KERNEL must give."""
     shutil.rmtree(log, ignore_errors=True)
     req = sfp_run.RunRequest(
         kind=s.kind, ref=kernel,
         patches=(str(out / "selftests.patch"),) if kernel == "baseline" else (),
         boot_only=boot_only, name=s.kind, logdir=str(log),
         guest_args=("-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
-                    "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"))
+                    "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"), choice=choice)
     res = sfp_run.run_logged(req, run_env(s, env), pathlib.Path(f"{log}.out"))
     rc, failed, passed = res.status, res.failed, res.passed
     say(f"{kernel}: {stress_figures(log / 'guest.log') or 'no figures'}")
@@ -165,28 +167,28 @@ def _row(*cells: str) -> str:
     return "".join(f"{c:<{w}} " for c, w in zip(cells, widths)) + cells[-1]
 
 
-def stress(s: Stress, build: pathlib.Path, data: Data, env: dict[str, str],
-           say: Callable[[str], None], stage_times: pathlib.Path | None) -> bool:
-    """Every kernel of S, each once or RUNS times; whether all gave what
-    they must."""
-    out = s.out(build)
+def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str],
+           say: Callable[[str], None]) -> bool:
+    """Every kernel of S on CHOICE's line, each once or RUNS times; whether
+    all gave what they must. Stage times in the output's stage-times.tsv."""
+    out = s.out(choice.build)
     out.mkdir(parents=True, exist_ok=True)
     ok = True
-    stages = sfp_run.Stages(stage_times, fresh=False)
+    stages = sfp_run.Stages(out / "stage-times.tsv")
     with sfp_repeat.busy_loops(s.busy, say):
         for k in s.kernels:
             runs = f", {s.runs} runs, {s.busy} busy loops" if s.runs > 1 else ""
             with stages.stage(f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
                               f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}"):
                 if s.runs == 1:
-                    ok &= boot(s, k, out / k, out, data, env, say).ok
+                    ok &= boot(s, k, out / k, out, data, env, say, choice=choice).ok
                 else:
-                    ok &= _tally(s, k, out, data, env, say)
+                    ok &= _tally(s, k, out, data, env, say, choice)
     return ok
 
 
 def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str],
-           say: Callable[[str], None]) -> bool:
+           say: Callable[[str], None], choice: sfp_env.LineChoice | None = None) -> bool:
     tally = out / f"{k}-runs.txt"
     head = (f"sfp stress -S {s.secs} {f'-t {s.topology} ' if s.topology else ''}-s {s.vcpus} "
             f"-K {s.kind} -N {s.runs} -b {s.busy} {k}: {s.busy} busy loops on the host\n"
@@ -199,7 +201,8 @@ def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str]
             print(f"sfp: {msg}", file=err, flush=True)
         def one(i: int) -> Boot:
             # the first run builds; the others boot what it built
-            return boot(s, k, out / f"{k}-{i}", out, data, env, note, boot_only=i > 1)
+            return boot(s, k, out / f"{k}-{i}", out, data, env, note, boot_only=i > 1,
+                        choice=choice)
         done = {1: one(1)}
         # The runs after the first boot what it built: J at once with -j.
         done.update(zip(range(2, s.runs + 1),

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 from harness import sfp_env
 from harness import sfp_kunit
-from harness.cli.common import ROOT, data, doc, say, _int_arg
+from harness.cli.common import data, doc, say, _int_arg
 
 
 def cmd_kunit(args: argparse.Namespace) -> int:
@@ -16,12 +15,10 @@ def cmd_kunit(args: argparse.Namespace) -> int:
     choice = sfp_env.select_line(d, env)
     if args.mutants:
         return sfp_kunit.mutants(d, choice.build, args.arch, args.vcpus, env, say,
-                                 pathlib.Path(env.get("PATCHES") or ROOT / "patches" /
-                                              choice.line), args.mutants, choice.line)
+                                 choice.patches, args.mutants, choice.line)
     return sfp_kunit.run(d, choice.build, args.arch, args.vcpus, env, say, stock=args.stock,
                          runs=args.runs,
-                         patches=pathlib.Path(env.get("PATCHES") or ROOT / "patches" /
-                                              choice.line))
+                         patches=choice.patches)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -60,20 +60,20 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     # baseline's kselftests: what the series adds under tools/testing/selftests.
     (out / "selftests.patch").write_bytes(sfp_series.selftests_diff(wt))
-    child_env = dict(env, LINE=line, LINE_FROM=choice.source_from, BUILD=str(build),
-                     SFP_LINE_BUILD=str(build))
 
     def run_of(n: str) -> sfp_run.RunRequest:
         if n == "patched":
-            return sfp_run.RunRequest(ref="patched")
+            return sfp_run.RunRequest(ref="patched", choice=choice)
         if n == "baseline":
-            return sfp_run.RunRequest(ref="baseline", patches=(str(out / "selftests.patch"),))
-        return sfp_run.RunRequest(ref="patched", patches=(str(mdir / f"{n}.patch"),))
+            return sfp_run.RunRequest(ref="baseline", patches=(str(out / "selftests.patch"),),
+                                      choice=choice)
+        return sfp_run.RunRequest(ref="patched", patches=(str(mdir / f"{n}.patch"),),
+                                  choice=choice)
 
     build_rc: dict[str, int] = {}
     if args.jobs and not args.from_logs:
         build_rc = _mutate_job_set(names, run_of, args.boots, args.debug_boots, args.jobs, out,
-                                   child_env)
+                                   env)
     verdicts, debugs = [], []
     for n in names:
         v = sfp_mutate.variant(d, line, n, mdir)
@@ -83,7 +83,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         run = run_of(n)
         if not args.from_logs and not args.jobs:
             run_rc = _repeat_into(out / f"{n}.repeat", dataclasses.replace(run, name="mutant"),
-                                  args.boots, out / n, child_env)
+                                  args.boots, out / n, env)
         verdict = sfp_mutate.judge_from_logs(d, line, n, args.boots, out, run_rc, mdir)
         debug = None
         if args.debug_boots:
@@ -92,7 +92,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                       file=sys.stderr, flush=True)
                 _repeat_into(out / f"{n}.debug.repeat",
                              dataclasses.replace(run, kind="lockdep", name="mutant-debug"),
-                             args.debug_boots, out / f"{n}.debug", child_env)
+                             args.debug_boots, out / f"{n}.debug", env)
             debug = sfp_mutate.judge_debug(v, [
                 sfp_results.read(out / f"{n}.debug" / str(b)) for b in range(1, args.debug_boots + 1)])
             debugs.append(debug)

@@ -8,15 +8,14 @@ import pathlib
 from harness import sfp_env
 from harness import sfp_patches
 from harness import sfp_submission
-from harness.cli.common import ROOT, data, doc, say
+from harness.cli.common import data, doc, say
 
 
 def cmd_gen_patches(args: argparse.Namespace) -> int:
     d = data()
     env = args.env
     choice = sfp_env.select_line(d, env)
-    patches = pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line)
-    sfp_patches.run(d, choice.line, choice.build, patches, args.check, say)
+    sfp_patches.run(d, choice.line, choice.build, choice.patches, args.check, say)
     return 0
 
 
@@ -24,8 +23,7 @@ def cmd_submission(args: argparse.Namespace) -> int:
     d = data()
     env = args.env
     choice = sfp_env.select_line(d, env)
-    sfp_submission.write(choice.line, choice.build,
-                         pathlib.Path(env.get("PATCHES") or ROOT / "patches" / choice.line),
+    sfp_submission.write(choice.line, choice.build, choice.patches,
                          pathlib.Path(args.out) if args.out else None, say, cert=args.cert,
                          trial=args.trial)
     return 0

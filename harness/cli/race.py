@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 from harness import sfp_env
 from harness import sfp_race
@@ -16,10 +15,7 @@ def cmd_race(args: argparse.Namespace) -> int:
     choice = sfp_env.validate(d, env)
     r = sfp_race.plan(d, choice.line, boots=args.boots, secs=args.seconds, vcpus=args.vcpus,
                       lockdep_only=args.lockdep_only)
-    child = dict(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
-                 SFP_LINE_BUILD=str(choice.build))
-    times = env.get("STAGE_TIMES")
-    ok = sfp_race.race(r, choice.build, child, say, pathlib.Path(times) if times else None)
+    ok = sfp_race.race(r, choice, env, say)
     return 0 if ok else 1
 
 

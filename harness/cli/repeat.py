@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import sys
 
@@ -27,9 +28,8 @@ def cmd_repeat(args: argparse.Namespace) -> int:
         prog=f"{PROG} repeat N --", description="sfp run's options")).parse_args(run_args))
     choice = sfp_env.validate(d, env)
     out = pathlib.Path(args.out) if args.out else sfp_repeat.default_out(choice.build, req)
-    child = dict(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
-                 SFP_LINE_BUILD=str(choice.build))
-    sfp_repeat.repeat(req, args.boots, out, args.busy, child, say, sys.stdout)
+    sfp_repeat.repeat(dataclasses.replace(req, choice=choice), args.boots, out, args.busy, env,
+                      say, sys.stdout)
     return 0
 
 

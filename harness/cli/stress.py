@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 
 from harness import sfp_env
 from harness import sfp_series
@@ -25,10 +24,7 @@ def cmd_stress(args: argparse.Namespace) -> int:
     out = s.out(choice.build)
     out.mkdir(parents=True, exist_ok=True)
     (out / "selftests.patch").write_bytes(patch)
-    child = dict(env, LINE=choice.line, LINE_FROM=choice.source_from, BUILD=str(choice.build),
-                 SFP_LINE_BUILD=str(choice.build))
-    times = env.get("STAGE_TIMES")
-    ok = sfp_stress.stress(s, choice.build, d, child, say, pathlib.Path(times) if times else None)
+    ok = sfp_stress.stress(s, choice, d, env, say)
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from harness import sfp_bench
+from harness import sfp_env
 from harness import sfp_errors
 from harness import sfp_data
 
@@ -66,20 +67,20 @@ class Plan(unittest.TestCase):
                      "hang", seed=1)
 
     def test_icount_boot_options(self):
-        b = sfp_bench.Bench("6.12", P("b"), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
+        b = sfp_bench.Bench(sfp_env.LineChoice("6.12", "LINE", P("b"), P("s")), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
                             "-d int", 1024, False, {}, "python3", "cmd", seed=5)
         # repetition R: seed 5 + R - 1, with the fixed machine around it
         self.assertEqual(b.boot_qemu_opts(1), "-d int -icount shift=1,sleep=off "
                                               "-rtc base=2026-01-01T00:00:00,clock=vm -seed 5")
         self.assertTrue(b.boot_qemu_opts(3).endswith(" -seed 7"))
         self.assertIn(" hpet=disable nokaslr", b.guest_append)
-        plain = sfp_bench.Bench("6.12", P("b"), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
+        plain = sfp_bench.Bench(sfp_env.LineChoice("6.12", "LINE", P("b"), P("s")), ("smp2",), {"smp2": 2}, 3, 3, "measure", P("o"),
                                 "-d int", 1024, False, {}, "python3", "cmd")
         self.assertEqual(plain.boot_qemu_opts(2), "-d int")
         self.assertNotIn("hpet=disable", plain.guest_append)
         # the kernels built the same bytes from the same source under --icount only
-        self.assertEqual(sfp_bench._run_env(b, {})["SFP_REPRODUCIBLE"], "1")
-        self.assertNotIn("SFP_REPRODUCIBLE", sfp_bench._run_env(plain, {}))
+        self.assertTrue(b.reproducible)
+        self.assertFalse(plain.reproducible)
 
     def test_smoke_overrides_shape(self):
         # The smoke round is one repetition on smp2 for 3 s whatever else

@@ -68,7 +68,7 @@ class Reproducible(unittest.TestCase):
             subprocess.run(["git", "init", "-q", t], check=True)
             subprocess.run(["git", "-C", t, "commit", "-q", "--allow-empty", "-m", "x"],
                            env=env, check=True)
-            self.assertEqual(sfp_build.reproducible(pathlib.Path(t)),
+            self.assertEqual(sfp_build.fixed_identity(pathlib.Path(t)),
                              ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu",
                               "KBUILD_BUILD_VERSION=1",
                               "KBUILD_BUILD_TIMESTAMP=Tue Mar 04 03:06:07 UTC 2025"])
@@ -76,7 +76,7 @@ class Reproducible(unittest.TestCase):
             plain = pathlib.Path(t) / "plain"
             plain.mkdir()
             with mock.patch.dict(os.environ, {"GIT_CEILING_DIRECTORIES": t}):
-                self.assertEqual(sfp_build.reproducible(plain)[-1],
+                self.assertEqual(sfp_build.fixed_identity(plain)[-1],
                                  "KBUILD_BUILD_TIMESTAMP=Thu Jan  1 00:00:00 UTC 1970")
 
 

@@ -37,7 +37,6 @@ class SelectLine(unittest.TestCase):
     def test_line_wins_over_ksrc(self):
         c = self.pick(LINE="6.1", KSRC=str(tree(self.t, "7.1.5")))
         self.assertEqual((c.line, c.source_from), ("6.1", "LINE"))
-        self.assertEqual(self.pick(LINE="6.1", LINE_FROM="").source_from, "LINE")
 
     def test_ksrc_version_picks_the_line(self):
         c = self.pick(KSRC=str(tree(self.t, "7.1.5")), BUILD="b")
@@ -46,9 +45,9 @@ class SelectLine(unittest.TestCase):
     def test_missing_ksrc_is_left_to_the_caller(self):
         self.assertEqual(self.pick(KSRC=str(self.t / "nothing")).source_from, "default")
 
-    def test_a_line_build_is_kept(self):
-        self.assertEqual(str(self.pick(BUILD="x/6.12", SFP_LINE_BUILD="x/6.12").build), "x/6.12")
-        self.assertEqual(str(self.pick(BUILD="x/6.12", SFP_LINE_BUILD="y").build), "x/6.12/6.12")
+    def test_series_directory(self):
+        self.assertEqual(self.pick(LINE="6.1").patches, ROOT / "patches" / "6.1")
+        self.assertEqual(str(self.pick(LINE="6.1", PATCHES="p").patches), "p")
 
     def test_version_without_series_names_the_nearest(self):
         with self.assertRaisesRegex(sfp_env.InputError, "6.20 line, which has no series.*nearest is 6.19"):

@@ -43,10 +43,10 @@ class Prepare(Tree):
     def setUp(self):
         super().setUp()
         self.t = P(self.tmp.name)
-        self.env = dict(ENV, PATCHES=str(self.pd), BUILD=str(self.t / "build"), LINE="6.12",
-                        LINE_FROM="default", SFP_CACHE=str(self.t / "cache"),
-                        SFP_NO_SPACE_CHECK="1")
+        self.env = dict(ENV, PATCHES=str(self.pd), BUILD=str(self.t / "build"),
+                        SFP_CACHE=str(self.t / "cache"), SFP_NO_SPACE_CHECK="1")
         self.env.pop("KSRC", None)
+        self.env.pop("LINE", None)  # the default line, 6.12
         self.msgs = []
         patch = mock.patch.object(sfp_prepare, "is_kernel_tree", return_value=True)
         patch.start()
@@ -68,7 +68,7 @@ class Prepare(Tree):
     def test_refusals(self):
         self.refused("kernel source '.*/nope' does not exist", self.t / "nope")
         self.refused("no source for the 7.1 line: no Debian package carries 7.1", "",
-                     LINE="7.1", LINE_FROM="LINE")
+                     LINE="7.1")
         edit(self.src, "Makefile", "PATCHLEVEL = 12", "PATCHLEVEL = 1")
         git(self.src, "commit", "-q", "-am", "6.1")
         self.refused("is Linux 6.1.118, not on the 6.12 line: give it as KSRC=", self.src)

@@ -57,7 +57,6 @@ class JobSet(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.t = pathlib.Path(self.tmp.name)
         self.env = dict(os.environ, BUILD=str(self.t / "build"), LINE="6.12")
-        self.env.pop("SFP_LINE_BUILD", None)
 
     def tearDown(self):
         self.tmp.cleanup()
