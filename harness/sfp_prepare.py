@@ -57,8 +57,6 @@ from harness import sfp_errors
 
 PROG = "sfp prepare"
 SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it
-COMMITTER = {"GIT_COMMITTER_NAME": "sched-fastpath",
-             "GIT_COMMITTER_EMAIL": "sched-fastpath@example.org"}
 TARBALL = (".tar", ".tar.xz", ".tar.gz", ".tgz", ".tar.bz2")
 
 
@@ -113,7 +111,9 @@ def source_hint(data: Data, line: str) -> str:
         f"{var}=/path/to/linux"
 
 
-_git = S.git
+def _git(tree: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    """git -C TREE ARGS as the project's identity (its notes are commits)."""
+    return S.git(tree, *S.GIT_ID, *args)
 
 
 def _must(tree: pathlib.Path, *args: str) -> str:
@@ -415,7 +415,6 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
                                ".git/objects)")
         threeway = threeway.resolve()
     cache = sfp_env.cache_dir(env)
-    os.environ.update(COMMITTER)
     p = Preparer(data, line, series, src, wt, threeway, cache, env, say)
     if (wt / ".git").is_dir():
         p.reuse()

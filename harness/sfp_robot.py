@@ -83,6 +83,7 @@ class Robot:
     cross: str
     jobs: str
     say: Callable[[str], None]
+    env: dict[str, str] = dataclasses.field(default_factory=dict)  # make's environment
     rows: list[str] = dataclasses.field(default_factory=list)
     failed: bool = False
     step: int = 0
@@ -128,7 +129,7 @@ class Robot:
                                    *self.arch_args(arch), f"CC=ccache {cc}", "HOSTCC=ccache gcc",
                                    "KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=robot",
                                    f"-j{self.jobs}", *args], stdout=f, stderr=subprocess.STDOUT,
-                                  check=False).returncode == 0
+                                  env=self.env or None, check=False).returncode == 0
 
     def make_config(self, arch: str, name: str, fragments: list[pathlib.Path]) -> None:
         """The fragments merged onto allnoconfig in the worktree as it is,
@@ -136,7 +137,7 @@ class Robot:
         obj = self.objtop / arch
         obj.mkdir(parents=True, exist_ok=True)
         log = self.out / f"config-{name}.log"
-        env = dict(os.environ, **dict(a.split("=", 1) for a in self.arch_args(arch)))
+        env = dict(self.env or os.environ, **dict(a.split("=", 1) for a in self.arch_args(arch)))
         with open(log, "wb") as f:
             rc = subprocess.run(["scripts/kconfig/merge_config.sh", "-n", "-O", str(obj),
                                  *map(str, fragments)], cwd=self.wt, env=env, stdout=f,
@@ -174,7 +175,10 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     """Every build; the table written. False when a build failed or a
     finding is new."""
     cross = data.archs["arm64"].cross
-    r = Robot(line, build, quick, cross, env.get("JOBS") or str((os.cpu_count() or 1) + 1), say)
+    # The same relative layout as every -r build of sfp run (source two
+    # levels above the build directory), so ccache shares their objects.
+    r = Robot(line, build, quick, cross, env.get("JOBS") or str((os.cpu_count() or 1) + 1), say,
+              dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve())))
     tree = r.tree
     if not (tree / ".git").is_dir():
         raise RobotError(f"no prepared work tree at {tree} (make prepare, or ./sfp prepare)")
@@ -191,9 +195,6 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     r.objtop.mkdir(parents=True, exist_ok=True)
     for f in list(r.out.glob("*.log")) + list(r.out.glob("*.findings")):
         f.unlink()
-    # The same relative layout as every -r build of sfp run (source two
-    # levels above the build directory), so ccache shares their objects.
-    os.environ.setdefault("CCACHE_BASEDIR", str(build.resolve()))
     t_all = time.monotonic()
     if not (r.wt / ".git").exists():
         try:
