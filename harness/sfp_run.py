@@ -42,7 +42,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable, TextIO, TypeVar, cast
+from typing import Callable, Iterable, TextIO, TypeVar, cast
 
 from harness import sfp_boot
 from harness import sfp_build
@@ -660,6 +660,8 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
     send.close()
     try:
         try:
+            while not recv.poll(1):  # not one blocking read: see _result()
+                pass
             res = recv.recv()
         except EOFError:
             proc.join()
@@ -684,22 +686,31 @@ def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
     """FN of each of ITEMS, WORKERS at a time, in threads that wait on
     run_logged's runs; the results in ITEMS' order (wait_runs)."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
-    return wait_runs(pool, [pool.submit(fn, x) for x in items])
+    return wait_runs(pool, (pool.submit(fn, x) for x in items))
 
 
 def wait_runs(pool: concurrent.futures.ThreadPoolExecutor,
-              futures: list[concurrent.futures.Future[R]]) -> list[R]:
-    """The results of FUTURES, POOL's threads that wait on runs, in order.
-    On an error, Ctrl-C or SIGTERM, no queued one starts and the running
-    runs end."""
+              futures: Iterable[concurrent.futures.Future[R]]) -> list[R]:
+    """The results of FUTURES, POOL's threads that wait on runs, in order
+    (submitted as FUTURES is read). On an error, Ctrl-C or SIGTERM, no
+    queued one starts and the running runs end."""
     try:
-        return [f.result() for f in futures]
+        return [_result(f) for f in list(futures)]
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         stop_runs()
         raise
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _result(f: concurrent.futures.Future[R]) -> R:
+    """F's result, waited for a second at a time: a signal that comes just
+    before a blocking wait starts would otherwise be seen only when the
+    wait ends, a whole run later."""
+    while not f.done():
+        concurrent.futures.wait([f], timeout=1)
+    return f.result()
 
 
 def stop_runs() -> None:

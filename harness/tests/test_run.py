@@ -6,8 +6,11 @@ emptied; the stage times."""
 import contextlib
 import io
 import pathlib
+import signal
 import tempfile
+import threading
 import unittest
+from unittest import mock
 
 from harness import sfp_data
 from harness import sfp_run
@@ -156,3 +159,47 @@ class Logs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Interrupted(unittest.TestCase):
+    """Ctrl-C while a caller waits for runs: the running ones are stopped
+    (stop_runs), no queued one starts, and none starts afterwards."""
+
+    def tearDown(self):
+        sfp_run._STOPPED.clear()
+
+    def test_no_queued_run_starts(self):
+        started, release = [], threading.Event()
+        both = threading.Barrier(3)
+
+        def fn(i: int) -> int:
+            started.append(i)
+            if i < 2:
+                both.wait(5)
+            release.wait(5)
+            return i
+
+        main = threading.main_thread().ident
+
+        def interrupt() -> None:
+            both.wait(5)  # the two workers are busy with runs 0 and 1
+            signal.pthread_kill(main, signal.SIGINT)  # the terminal's Ctrl-C
+
+        stopped = []
+
+        def stop() -> None:
+            stopped.append(sorted(started))
+            release.set()  # what SIGTERM does to a waited-for run: it ends
+
+        threading.Thread(target=interrupt).start()
+        with mock.patch.object(sfp_run, "stop_runs", stop), self.assertRaises(KeyboardInterrupt):
+            sfp_run.map_runs(fn, list(range(6)), 2)
+        self.assertEqual(stopped, [[0, 1]])
+        self.assertEqual(sorted(started), [0, 1])
+
+    def test_nothing_starts_once_stopping(self):
+        sfp_run.stop_runs()
+        with mock.patch("multiprocessing.context.SpawnProcess.start") as start:
+            res = sfp_run.run_logged(sfp_run.RunRequest(), {}, pathlib.Path("/nonexistent"))
+        start.assert_not_called()
+        self.assertEqual((res.status, res.error), (1, "not started: sfp is stopping"))
