@@ -240,6 +240,15 @@ class Check:
             with open(self.chk / "stage-times.tsv", "a", encoding="utf-8") as f:
                 f.writelines(f"{prefix}{ln}\n" for ln in tsv.read_text().splitlines())
 
+    def staged(self, name: str, cmd: list[str], tsv: pathlib.Path) -> bool:
+        """Case NAME, the command CMD, whose stage times it writes to TSV
+        (an earlier run's removed first: a command refused early writes
+        none)."""
+        tsv.unlink(missing_ok=True)
+        ok = self.t(name, cmd)
+        self.fold_stages(tsv)
+        return ok
+
     def show(self, log: pathlib.Path, pattern: str) -> None:
         """The lines of LOG that match PATTERN, indented under the case."""
         if log.is_file():
@@ -580,7 +589,7 @@ class Check:
         shutil.rmtree(b, ignore_errors=True)
         shown = " ".join(f"{k}={v}" for k, v in variables.items())
         self.refused_row(out, f"{shown} make", pattern, [SFP, "run"],
-                         _env(self.env, (), BUILD=str(b), **variables))
+                         _env(self.env, BUILD=str(b), **variables))
         if b.exists():
             raise CaseFailed(f"sfp run made {b}")
         print(f"refused before any work: {shown}", file=out)
@@ -1092,8 +1101,8 @@ echo "sfp: guest tiny up" >/dev/console
         results in it refused."""
         c = self.chk
         with self.stages.stage("bench: smoke A/B round"):
-            self.t("bench_smoke", [SFP, "bench", "--smoke"])
-            self.fold_stages(self.build / "bench" / "smoke" / "stage-times.tsv")
+            self.staged("bench_smoke", [SFP, "bench", "--smoke"],
+                        self.build / "bench" / "smoke" / "stage-times.tsv")
             self.show(self.log_path("bench_smoke"),
                       r"^\[|^  smp2: |target: |smoke check|check not made")
             (c / "bench-used").mkdir(parents=True, exist_ok=True)
@@ -1106,11 +1115,11 @@ echo "sfp: guest tiny up" >/dev/console
         without patch 1 and stays quiet with it) and a 20 s stress."""
         with self.stages.stage("debug kernel: the sched/debug race check, the tests, "
                                "a short stress"):
-            self.t("race_lockdep_check", [SFP, "race", "--lockdep-only"])
-            self.fold_stages(self.build / "race" / "stage-times.tsv")
+            self.staged("race_lockdep_check", [SFP, "race", "--lockdep-only"],
+                        self.build / "race" / "stage-times.tsv")
             self.show(self.build / "race" / "report.md", r"^\| (unfixed|fixed) ")
-            self.t("stress_short", [SFP, "stress", "-S", "20"])
-            self.fold_stages(self.build / "stress" / "stage-times.tsv")
+            self.staged("stress_short", [SFP, "stress", "-S", "20"],
+                        self.build / "stress" / "stage-times.tsv")
             self.show(self.log_path("stress_short"), r"sfp: patched")
 
     # --- the whole run ----------------------------------------------------------------

@@ -104,7 +104,7 @@ class Run:
     boot_only: bool = False
     append: str = ""  # the kind's command line, then APPEND
     images: pathlib.Path | None = None  # --images: a build's saved bzImage, initramfs, .config
-    reproducible: bool = False  # the same bytes from the same source (sfp_build.reproducible)
+    reproducible: bool = False  # the same bytes from the same source (sfp_build.fixed_identity)
 
     @property
     def line(self) -> str:

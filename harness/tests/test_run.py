@@ -157,13 +157,15 @@ class Logs(unittest.TestCase):
         self.assertEqual(st.line(), "stage times (wall): build 0s boot 0s")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class Interrupted(unittest.TestCase):
     """Ctrl-C while a caller waits for runs: the running ones are stopped
     (stop_runs), no queued one starts, and none starts afterwards."""
+
+    def setUp(self):
+        # Python's own Ctrl-C handler, whatever this process inherited (a
+        # make run in the background starts it with SIGINT ignored).
+        self.addCleanup(signal.signal, signal.SIGINT,
+                        signal.signal(signal.SIGINT, signal.default_int_handler))
 
     def tearDown(self):
         sfp_run._STOPPED.clear()
@@ -203,3 +205,7 @@ class Interrupted(unittest.TestCase):
             res = sfp_run.run_logged(sfp_run.RunRequest(), {}, pathlib.Path("/nonexistent"))
         start.assert_not_called()
         self.assertEqual((res.status, res.error), (1, "not started: sfp is stopping"))
+
+
+if __name__ == "__main__":
+    unittest.main()
