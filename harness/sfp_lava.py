@@ -258,6 +258,13 @@ class LavaRecord:
     def count(self, definition: str) -> int:
         return len(self.cases.get(definition, []))
 
+    @property
+    def boot_retries(self) -> list[str]:
+        """The boots LAVA made again (the job's boot action's failure_retry),
+        each as LAVA logged why ('boot-image-retry failed: 1 of 2
+        attempts. ...')."""
+        return [e for e in self.errors if e.startswith("boot-image-retry failed: ")]
+
     def add(self, definition: str, case: str, result: str, meta: dict) -> None:
         """One result as LAVA records it: the job's own, an action's, or
         a test case's (named by the monitor's test_case_id)."""
@@ -410,6 +417,7 @@ def report(rec: LavaRecord, out: pathlib.Path) -> tuple[int, list[str]]:
                 f.write(f"lava\t{definition}\t{case}\t{status.get(result, 'ERROR')}\t\n")
     counts = ", ".join(f"{d} {rec.count(d)}" for d in ("kunit", "guest"))
     lines = [f"LAVA job: {rec.job_result}; cases recorded: {counts}"]
+    lines += [f"LAVA booted again: {e}" for e in rec.boot_retries]
     if rec.job_result != "pass":
         why = rec.job_error or (rec.errors[-1] if rec.errors else "no job result in the log")
         (out / "problem").write_text(why + "\n", encoding="utf-8")

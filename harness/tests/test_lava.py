@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The LAVA backend: job and device definitions, and LAVA's records read
 back and checked against the logs QEMU wrote."""
+import gzip
 import json
 import pathlib
 import re
@@ -179,6 +180,18 @@ class Records(unittest.TestCase):
                                          "error_type": "Infrastructure"}))
         self.assertFalse(rec.timed_out)
         self.assertEqual(rec.job_error, "Connection closed")
+
+    def test_boot_made_again_is_said(self):
+        # as lava-run logged it when QEMU was killed 2 s into the kernel's boot
+        rec = self.log(entry("error", "auto-login-action failed: 1 of 2 attempts. "
+                                      "'Connection closed'"),
+                       entry("error", "boot-image-retry failed: 1 of 2 attempts. "
+                                      "'Connection closed'"),
+                       *self.all_cases(), result("lava", "job", "pass"))
+        status, lines = sfp_lava.report(rec, self.d)
+        self.assertEqual(status, 0)
+        self.assertEqual(lines[1:], ["LAVA booted again: boot-image-retry failed: 1 of 2 "
+                                     "attempts. 'Connection closed'"])
 
     def test_no_log(self):
         rec = sfp_lava.parse_log(self.d / "none")
@@ -425,6 +438,35 @@ class Schema(unittest.TestCase):
         bad["actions"][2]["test"]["monitors"][0].pop("pattern")
         with self.assertRaises(Exception):
             self.schemas.validate(bad)
+
+
+class BootRetry(unittest.TestCase):
+    """LAVA itself boots again when QEMU is lost before init: the boot
+    action lasts until the kernel's own 'Run /init as init process' line
+    and has two attempts, in a local job and in a portable one."""
+
+    def test_boot_lasts_until_init(self):
+        for j in (sfp_lava.job("t", "/k", "/i", "a", 60),
+                  sfp_lava.portable_job("t", "http://lab/k", "http://lab/rd", "a", 60,
+                                        PortableJobs.MACHINE, 1024)):
+            boots = [a["boot"] for a in j["actions"]
+                     if "boot" in a and a["boot"]["namespace"] == "vm"]
+            self.assertEqual([(b["failure_retry"], b["prompts"]) for b in boots],
+                             [(2, ["Run /init as init process"])])
+
+    def test_prompt_is_printed_before_the_cases(self):
+        # A real job's console (a portable job on LAVA's stock device):
+        # the prompt comes once, after the kernel's KUnit suites began and
+        # before the guest's init printed anything.
+        fixture = pathlib.Path(__file__).parent / "fixtures" / "lava-portable-job.log.gz"
+        with gzip.open(fixture, "rt") as f:
+            msgs = [e["msg"] for e in yaml.safe_load(f)
+                    if e.get("lvl") == "target" and isinstance(e.get("msg"), str)]
+        prompt = sfp_lava.job("t", "/k", "/i", "a", 60)["actions"][1]["boot"]["prompts"][0]
+        at = [i for i, m in enumerate(msgs) if prompt in m]
+        self.assertEqual(len(at), 1)
+        self.assertLess(min(i for i, m in enumerate(msgs) if "KTAP version" in m), at[0])
+        self.assertLess(at[0], min(i for i, m in enumerate(msgs) if m.startswith("sfp: guest ")))
 
 
 class DeviceTemplate(unittest.TestCase):
