@@ -351,8 +351,9 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         if p.returncode or not (ETC / "settings.d" / "00-database.yaml").exists():
             raise LabError("dpkg-reconfigure lava-server did not create its database: "
                            f"{(p.stderr or p.stdout).strip()[-300:]}")
-        # A server an earlier attempt started runs without it: restart.
-        down(lab, say)
+        # A server an earlier attempt started runs without it: restart
+        # it (the database stays up: the server needs it next).
+        down(lab, say, keep_database=True)
     # The job context variable of the device type, then the server.
     (ETC / "settings.d" / "50-sfp.yaml").write_text(
         "# sched-fastpath lab: the job context variable of its device type\n"
@@ -465,7 +466,9 @@ def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
         say(f"removed {len(left)} job logs no client took from {root}")
 
 
-def down(lab: pathlib.Path, say=print) -> None:
+def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:
+    """Stop what sfp lab up started: its processes, then (unless
+    KEEP_DATABASE) the PostgreSQL clusters it started."""
     for pidfile in _pidfiles(lab):
         name = pidfile.stem
         if _alive(pidfile):
@@ -478,7 +481,7 @@ def down(lab: pathlib.Path, say=print) -> None:
             say(f"stopped {name}")
         pidfile.unlink(missing_ok=True)
     started = lab / "postgresql-started"
-    if started.is_file():
+    if started.is_file() and not keep_database:
         for line in started.read_text().splitlines():
             ver, cluster = line.split()
             _run("pg_ctlcluster", ver, cluster, "stop", check=False)
@@ -726,6 +729,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     if cmd:
         (out.parent / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
     rec = record(sub.job_id, target.identity)
+    rec.errors = sfp_lava.parse_log(log).errors  # what the job's log said went wrong
     if sub.health != "Complete" and rec.job_result == "pass":
         rec.job_result = "fail"
         rec.job_error = sub.failure or f"job {sub.health.lower()}"

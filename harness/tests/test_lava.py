@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import yaml
 
@@ -816,6 +817,22 @@ class Resubmission(unittest.TestCase):
         self.lab.clear_run_logs(self.d / "devices", say=said.append)
         self.assertEqual(sorted(f.name for f in dev.iterdir()), ["console.log", "notes.log"])
         self.assertEqual(said, [f"removed 2 job logs no client took from {self.d / 'devices'}"])
+
+    def test_restart_keeps_the_database(self):
+        # lab up restarts the server after making its database: the
+        # PostgreSQL it started stays up then, and only lab down stops it.
+        lab = self.d / "lab"
+        lab.mkdir()
+        (lab / "postgresql-started").write_text("15 main\n")
+        calls = []
+        with mock.patch.object(self.lab, "_run", lambda *a, **k: calls.append(a)), \
+                mock.patch.object(self.lab, "clear_run_logs", lambda **k: None):
+            self.lab.down(lab, say=lambda m: None, keep_database=True)
+            self.assertEqual(calls, [])
+            self.assertTrue((lab / "postgresql-started").is_file())
+            self.lab.down(lab, say=lambda m: None)
+        self.assertEqual(calls, [("pg_ctlcluster", "15", "main", "stop")])
+        self.assertFalse((lab / "postgresql-started").exists())
 
     def test_run_name(self):
         job = self.d / "job.yaml"
