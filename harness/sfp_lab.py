@@ -729,7 +729,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     if cmd:
         (out.parent / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
     rec = record(sub.job_id, target.identity)
-    rec.errors = sfp_lava.parse_log(log).errors  # what the job's log said went wrong
+    rec.boot_retries = sfp_lava.parse_log(log).boot_retries  # from the job's log only
     if sub.health != "Complete" and rec.job_result == "pass":
         rec.job_result = "fail"
         rec.job_error = sub.failure or f"job {sub.health.lower()}"

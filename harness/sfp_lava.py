@@ -254,16 +254,15 @@ class LavaRecord:
     cases: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
     actions: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
+    # The boots LAVA made again (the boot action's failure_retry), each
+    # as the error that made it ('boot-image-retry failed: 1 of 2
+    # attempts. ...'): only where LAVA then logged 'Retrying: ...
+    # boot-image-retry' (an error with no time left for another boot is
+    # logged the same way).
+    boot_retries: list[str] = dataclasses.field(default_factory=list)
 
     def count(self, definition: str) -> int:
         return len(self.cases.get(definition, []))
-
-    @property
-    def boot_retries(self) -> list[str]:
-        """The boots LAVA made again (the job's boot action's failure_retry),
-        each as LAVA logged why ('boot-image-retry failed: 1 of 2
-        attempts. ...')."""
-        return [e for e in self.errors if e.startswith("boot-image-retry failed: ")]
 
     def add(self, definition: str, case: str, result: str, meta: dict) -> None:
         """One result as LAVA records it: the job's own, an action's, or
@@ -323,6 +322,9 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
         lvl, msg = entry.get("lvl"), entry.get("msg")
         if lvl == "error":
             rec.errors.append(str(msg))
+        if lvl == "warning" and re.match(r"Retrying: [0-9.]+ boot-image-retry ", str(msg)):
+            rec.boot_retries.append(next((e for e in reversed(rec.errors)
+                                          if e.startswith("boot-image-retry failed: ")), str(msg)))
         if lvl != "results" or not isinstance(msg, dict):
             continue
         rec.add(msg.get("definition", ""), msg.get("case", ""), msg.get("result", ""), msg)

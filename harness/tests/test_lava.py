@@ -183,16 +183,25 @@ class Records(unittest.TestCase):
         self.assertEqual(rec.job_error, "Connection closed")
 
     def test_boot_made_again_is_said(self):
-        # as lava-run logged it when QEMU was killed 2 s into the kernel's boot
+        # as lava-run logged it when QEMU was killed before the kernel's
+        # command line: the inner waits fail too, then the boot is retried
+        failed = "boot-image-retry failed: 1 of 2 attempts. 'Connection closed'"
         rec = self.log(entry("error", "auto-login-action failed: 1 of 2 attempts. "
                                       "'Connection closed'"),
-                       entry("error", "boot-image-retry failed: 1 of 2 attempts. "
+                       entry("warning", "Retrying: 2.2 auto-login-action (timeout 00:10:00)"),
+                       entry("error", "auto-login-action failed: 2 of 2 attempts. "
                                       "'Connection closed'"),
+                       entry("error", failed),
+                       entry("warning", "Retrying: 2 boot-image-retry (timeout 00:10:00)"),
                        *self.all_cases(), result("lava", "job", "pass"))
         status, lines = sfp_lava.report(rec, self.d)
         self.assertEqual(status, 0)
-        self.assertEqual(lines[1:], ["LAVA booted again: boot-image-retry failed: 1 of 2 "
-                                     "attempts. 'Connection closed'"])
+        self.assertEqual(lines[1:], [f"LAVA booted again: {failed}"])
+        # an error with no time left for another boot: none was made
+        rec = self.log(entry("error", "boot-image-retry failed: 1 of 2 attempts. "
+                                      "'login-action timed out after 120 seconds'"),
+                       result("lava", "job", "fail"))
+        self.assertEqual(rec.boot_retries, [])
 
     def test_no_log(self):
         rec = sfp_lava.parse_log(self.d / "none")
@@ -442,23 +451,24 @@ class Schema(unittest.TestCase):
 
 
 class BootRetry(unittest.TestCase):
-    """LAVA itself boots again when QEMU is lost before init: the boot
-    action lasts until the kernel's own 'Run /init as init process' line
-    and has two attempts, in a local job and in a portable one."""
+    """LAVA itself boots again when QEMU fails before the kernel prints its
+    command line (before the scheduler is set up): the boot action waits
+    for that line and has two attempts, in a local job and in a portable
+    one."""
 
-    def test_boot_lasts_until_init(self):
+    def test_boot_lasts_until_the_command_line(self):
         for j in (sfp_lava.job("t", "/k", "/i", "a", 60),
                   sfp_lava.portable_job("t", "http://lab/k", "http://lab/rd", "a", 60,
                                         PortableJobs.MACHINE, 1024)):
             boots = [a["boot"] for a in j["actions"]
                      if "boot" in a and a["boot"]["namespace"] == "vm"]
             self.assertEqual([(b["failure_retry"], b["prompts"]) for b in boots],
-                             [(2, ["Run /init as init process"])])
+                             [(2, ["Kernel command line:"])])
 
     def test_prompt_is_printed_before_the_cases(self):
         # A real job's console (a portable job on LAVA's stock device):
-        # the prompt comes once, after the kernel's KUnit suites began and
-        # before the guest's init printed anything.
+        # the prompt comes once, after the kernel's first line and before
+        # the scheduler's first message and the KUnit suites.
         fixture = pathlib.Path(__file__).parent / "fixtures" / "lava-portable-job.log.gz"
         with gzip.open(fixture, "rt") as f:
             msgs = [e["msg"] for e in yaml.safe_load(f)
@@ -466,8 +476,10 @@ class BootRetry(unittest.TestCase):
         prompt = sfp_lava.job("t", "/k", "/i", "a", 60)["actions"][1]["boot"]["prompts"][0]
         at = [i for i, m in enumerate(msgs) if prompt in m]
         self.assertEqual(len(at), 1)
-        self.assertLess(min(i for i, m in enumerate(msgs) if "KTAP version" in m), at[0])
-        self.assertLess(at[0], min(i for i, m in enumerate(msgs) if m.startswith("sfp: guest ")))
+        self.assertLess(min(i for i, m in enumerate(msgs) if "Linux version" in m),
+                        at[0])
+        self.assertLess(at[0], min(i for i, m in enumerate(msgs) if m.startswith("rcu: ")
+                                   or "sched_clock" in m or "KTAP version" in m))
 
 
 class DeviceTemplate(unittest.TestCase):
