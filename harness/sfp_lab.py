@@ -76,6 +76,10 @@ class LabError(sfp_errors.Failed):
     """The lab cannot do what was asked; the message says why."""
 
 
+class LabRefused(sfp_errors.Refused):
+    """sfp lab up will not start: found before it changed anything."""
+
+
 class InfrastructureFault(LabError):
     """A boot's jobs all ended on an infrastructure error the kernel did
     not cause: the boot has no result (not a failure of the kernel)."""
@@ -314,22 +318,22 @@ def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
 def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None = None,
        say=print) -> None:
     if os.geteuid() != 0:
-        raise LabError("the lab runs LAVA's services, which needs root")
+        raise LabRefused("the lab runs LAVA's services, which needs root")
     missing = sorted({pkg for tool, pkg in TOOLS.items() if not shutil.which(tool)})
     if shutil.which("pg_lsclusters") and not _run("pg_lsclusters", "--no-header",
                                                   check=False).strip():
         missing.append("postgresql")  # the client's tools without a server
     if missing:
-        raise LabError(f"not installed: {' '.join(missing)} (as root: scripts/setup.sh --lab, "
-                       "or make lab, installs them)")
+        raise LabRefused(f"not installed: {' '.join(missing)} (as root: scripts/setup.sh --lab, "
+                         "or make lab, installs them)")
     if not 1 <= n <= 16:
-        raise LabError("-n wants 1 to 16 devices")
+        raise LabRefused("--devices wants 1 to 16 devices")
     if not 1 <= workers <= n:
-        raise LabError(f"-w wants 1 to {n} workers (one device each at least)")
+        raise LabRefused(f"-w wants 1 to {n} workers (one device each at least)")
     theirs = foreign(lab, n)
     if theirs:
-        raise LabError(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
-                       f"nothing ({len(theirs)} such thing(s) found)")
+        raise LabRefused(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
+                         f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
     # PostgreSQL: start every cluster that is down.
     started = lab / "postgresql-started"

@@ -584,6 +584,22 @@ class SafeLab(unittest.TestCase):
         self.assertEqual(found[1], f"the device qemu-01 ({dev}) is not the lab's")
         self.assertEqual(len(found), 2)
 
+    def test_up_refuses_before_any_change(self):
+        # what sfp lab up says, and its exit status: refused (2), the
+        # lab's directory not even made
+        lab = self.d / "lab"
+        with mock.patch.object(self.lab.os, "geteuid", lambda: 0), \
+                mock.patch.object(self.lab.shutil, "which", lambda t: f"/usr/bin/{t}"), \
+                mock.patch.object(self.lab, "_run", lambda *a, **k: "15 main 5432 down"), \
+                mock.patch.object(self.lab, "foreign", lambda lab, n: ["the device qemu-01 "
+                                                                      "is not the lab's"]), \
+                self.assertRaises(self.lab.LabRefused) as cm:
+            self.lab.up(lab, 2, 2, say=lambda m: None)
+        self.assertEqual(str(cm.exception), "the device qemu-01 is not the lab's; sfp lab up "
+                         "runs only a lab of its own and changed nothing (1 such thing(s) found)")
+        self.assertEqual(cm.exception.status, 2)
+        self.assertFalse(lab.exists())
+
     def test_foreign_health_check_found(self):
         hc = self.etc / "dispatcher-config" / "health-checks" / "sfp-qemu.yaml"
         hc.parent.mkdir(parents=True)
