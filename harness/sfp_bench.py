@@ -183,7 +183,7 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 # --- a run ---------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
-class Bench:
+class Bench(sfp_env.OnLine):
     """What a benchmark run is, checked whole before anything is written."""
     choice: sfp_env.LineChoice   # the line, its build directory
     topologies: tuple[str, ...]
@@ -203,14 +203,6 @@ class Bench:
     busy: int = 0                # --busy: busy loops on the host during the boots
     seed: int | None = None      # --icount: repetition R boots with -seed seed+R-1
     extra_append: str = ""       # BENCH_APPEND: more guest command line
-
-    @property
-    def line(self) -> str:
-        return self.choice.line
-
-    @property
-    def build(self) -> pathlib.Path:
-        return self.choice.build
 
     @property
     def reproducible(self) -> bool:

@@ -80,6 +80,19 @@ class LineChoice:
     patches: pathlib.Path  # the line's series: PATCHES, else patches/LINE
 
 
+class OnLine:
+    """A record made for one line's choice: its line and build directory."""
+    choice: LineChoice
+
+    @property
+    def line(self) -> str:
+        return self.choice.line
+
+    @property
+    def build(self) -> pathlib.Path:
+        return self.choice.build
+
+
 def makefile_version(text: str) -> str:
     v = {}
     for ln in text.splitlines():

@@ -88,7 +88,7 @@ def kernel_obj(b: pathlib.Path, name: str, ref: bool = False) -> pathlib.Path:
 
 
 @dataclasses.dataclass(frozen=True)
-class Run:
+class Run(sfp_env.OnLine):
     choice: sfp_env.LineChoice  # the line, its build directory and its series
     name: str
     kind: str = ""
@@ -105,14 +105,6 @@ class Run:
     append: str = ""  # the kind's command line, then APPEND
     images: pathlib.Path | None = None  # --images: a build's saved bzImage, initramfs, .config
     reproducible: bool = False  # the same bytes from the same source (sfp_build.fixed_identity)
-
-    @property
-    def line(self) -> str:
-        return self.choice.line
-
-    @property
-    def build(self) -> pathlib.Path:
-        return self.choice.build
 
     @property
     def obj(self) -> pathlib.Path:
