@@ -129,8 +129,8 @@ class Boot:
 
 
 def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Data,
-         env: dict[str, str], say: Callable[[str], None], boot_only: bool = False,
-         choice: sfp_env.LineChoice | None = None) -> Boot:
+         env: dict[str, str], say: Callable[[str], None], choice: sfp_env.LineChoice,
+         boot_only: bool = False) -> Boot:
     """Boot KERNEL of CHOICE's line once into LOG; whether it gave what
     KERNEL must give."""
     shutil.rmtree(log, ignore_errors=True)
@@ -181,14 +181,14 @@ def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str
             with stages.stage(f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
                               f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}"):
                 if s.runs == 1:
-                    ok &= boot(s, k, out / k, out, data, env, say, choice=choice).ok
+                    ok &= boot(s, k, out / k, out, data, env, say, choice).ok
                 else:
                     ok &= _tally(s, k, out, data, env, say, choice)
     return ok
 
 
 def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str],
-           say: Callable[[str], None], choice: sfp_env.LineChoice | None = None) -> bool:
+           say: Callable[[str], None], choice: sfp_env.LineChoice) -> bool:
     tally = out / f"{k}-runs.txt"
     head = (f"sfp stress -S {s.secs} {f'-t {s.topology} ' if s.topology else ''}-s {s.vcpus} "
             f"-K {s.kind} -N {s.runs} -b {s.busy} {k}: {s.busy} busy loops on the host\n"
@@ -201,8 +201,7 @@ def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str]
             print(f"sfp: {msg}", file=err, flush=True)
         def one(i: int) -> Boot:
             # the first run builds; the others boot what it built
-            return boot(s, k, out / f"{k}-{i}", out, data, env, note, boot_only=i > 1,
-                        choice=choice)
+            return boot(s, k, out / f"{k}-{i}", out, data, env, note, choice, boot_only=i > 1)
         done = {1: one(1)}
         # The runs after the first boot what it built: J at once with -j.
         done.update(zip(range(2, s.runs + 1),

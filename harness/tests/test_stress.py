@@ -10,10 +10,12 @@ from contextlib import redirect_stderr, redirect_stdout
 from unittest import mock
 
 from harness import sfp_data
+from harness import sfp_env
 from harness import sfp_results
 from harness import sfp_stress
 
 D = sfp_data.load()
+CHOICE = sfp_env.LineChoice("6.12", "LINE", pathlib.Path("b"), pathlib.Path("p"))
 HAVE_TOOLS = all(pathlib.Path(f"/usr/bin/{c}").exists() for c, _ in sfp_stress.TOOLS)
 
 
@@ -97,7 +99,7 @@ class Verdicts(unittest.TestCase):
         err = io.StringIO()
         with fake_run(**kw), redirect_stderr(err):
             b = sfp_stress.boot(self.s, kernel, self.out / kernel, self.out, D, {},
-                                self.msgs.append)
+                                self.msgs.append, CHOICE)
         return b, err.getvalue()
 
     def test_clean(self):
@@ -143,7 +145,7 @@ class Verdicts(unittest.TestCase):
         s = sfp_stress.Stress(20, 4, "debug", "", 2, 0, ("patched",))
         stdout = io.StringIO()
         with fake_run(results=row("a.b", "PASS")), redirect_stdout(stdout):
-            ok = sfp_stress._tally(s, "patched", self.out, D, {}, self.msgs.append)
+            ok = sfp_stress._tally(s, "patched", self.out, D, {}, self.msgs.append, CHOICE)
         self.assertTrue(ok)
         text = (self.out / "patched-runs.txt").read_text()
         self.assertIn("patched: 2 of 2 runs clean", text)
