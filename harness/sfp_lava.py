@@ -37,6 +37,7 @@ boot's timeout, since a guest program's cases come when it ends; LAVA
 keeps a case only under its sanitized name (case_name) from 2023.02.
 """
 from __future__ import annotations
+from __future__ import annotations
 
 import copy
 import dataclasses
@@ -47,17 +48,17 @@ import secrets
 
 import yaml
 
+from harness import sfp_results
+
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-# The job's skeleton, a file a person can read and edit; the monitors'
-# markers and pattern are read from it.
+# The job's skeleton, a file a person can read and edit; the guest
+# monitor's markers are read from it.
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "job.yaml"
 _TEMPLATE: dict = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
-_MONITORS = {m["name"]: m for a in _TEMPLATE["actions"] if "test" in a
-             for m in a["test"]["monitors"]}
-KUNIT_START, KUNIT_END = _MONITORS["kunit"]["start"], _MONITORS["kunit"]["end"]
-GUEST_START, GUEST_END = _MONITORS["guest"]["start"], _MONITORS["guest"]["end"]
-CASE_LINE = _MONITORS["guest"]["pattern"]
+_GUEST = next(m for a in _TEMPLATE["actions"] if "test" in a for m in a["test"]["monitors"]
+              if m["name"] == "guest")
+GUEST_START, GUEST_END = _GUEST["start"], _GUEST["end"]
 # The device type of the local lab's devices (sfp_lab, harness/lava/).
 LAB_DEVICE_TYPE = "sfp-qemu"
 
@@ -85,6 +86,8 @@ def lab_options_refused(options: list[str]) -> str:
         elif o not in LAB_QEMU_FLAGS:
             return o
     return f"{valued} without a value" if valued else ""
+
+
 # LAVA's own QEMU device type (lava-server's qemu.jinja2), which labs have.
 STOCK_DEVICE_TYPE = "qemu"
 # What the stock device type sets itself (memory from the job's context;
@@ -98,14 +101,10 @@ def device(qemu: str, options: list[str], guest_log: str) -> dict:
     return {
         "device_type": "qemu",
         "available_architectures": ["x86_64"],
-        "constants": {
-            "failure_retry": 1,
-            "boot_retry": 0,
-            "kernel-start-message": "Linux version [0-9]",
-            "shutdown-message": "reboot: Restarting system",
-            "default-shell-prompt": "sfp-no-shell # ",
-            "spawn_maxread": 4092,
-        },
+        "constants": {"failure_retry": 1, "boot_retry": 0,
+                      "kernel-start-message": "Linux version [0-9]",
+                      "shutdown-message": "reboot: Restarting system",
+                      "default-shell-prompt": "sfp-no-shell # ", "spawn_maxread": 4092},
         "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
         "actions": {
             "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
@@ -126,59 +125,35 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
 
 
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
-        metadata: dict[str, str] | None = None) -> dict:
-    """The job definition: one boot, KUnit on the console, the guest's TAP
-    on its own port; KERNEL and INITRD are files of this machine."""
-    return _definition(name, f"file://{kernel}", f"file://{initrd}", append, timeout_s, True,
-                       metadata)
-
-
-def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
-                 machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE,
-                 metadata: dict[str, str] | None = None) -> dict:
-    """A job any lab with LAVA's stock QEMU device type runs: the images
-    by URL, MACHINE's QEMU options in the context (memory as MEM), one
-    console for KUnit and the guest's TAP."""
-    for url in (kernel_url, initrd_url):
-        if not re.match(r"https?://", url):
-            raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
-    definition = _definition(name, kernel_url, initrd_url, append, timeout_s, False, metadata)
-    definition["device_type"] = device_type
-    definition["context"].update({"no_kvm": True, "memory": mem,
-                                  "extra_options": stock_options(machine)})
-    return definition
-
-
-def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
-                guest_port: bool, metadata: dict[str, str] | None = None) -> dict:
+        metadata: dict[str, str] | None = None, portable: bool = False) -> dict:
     """A boot's job from the template (harness/lava/job.yaml): deploy,
-    boot, KUnit's monitor on the console, then the guest's monitor on its
-    own port (GUEST_PORT, namespace 'guest') or on the console; METADATA
-    (what was booted: line, variant, kernel, source) is the job's
-    metadata, which LAVA shows with its results."""
+    boot, KUnit's monitor on the console, then the guest's on its own port
+    (namespace 'guest'). KERNEL and INITRD are files of this machine, or
+    (PORTABLE) URLs, and the guest's monitor watches the console. METADATA
+    (what was booted) is the job's metadata, which LAVA shows with its
+    results."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
     t = copy.deepcopy(_TEMPLATE)
     t["job_name"] = name
     t["timeouts"]["job"]["seconds"] = timeout_s + 120
-    t["timeouts"]["action"]["seconds"] = timeout_s
-    t["timeouts"]["connection"]["seconds"] = timeout_s
+    for key in ("action", "connection"):
+        t["timeouts"][key]["seconds"] = timeout_s
     t["timeouts"]["connections"]["lava-test-monitor"]["seconds"] = timeout_s
+    scheme = "" if portable else "file://"
     actions = []
     for a in t["actions"]:
         kind, body = next(iter(a.items()))
         if kind == "deploy":
             body["images"]["kernel"].update(image_arg=f'-kernel {{kernel}} -append "{append}"',
-                                            url=kernel_url)
-            body["images"]["initrd"]["url"] = initrd_url
-        elif kind == "boot":
-            body["timeout"]["seconds"] = timeout_s
-        if kind == "test":
-            body["timeout"]["seconds"] = timeout_s
-            if not guest_port:
+                                            url=scheme + kernel)
+            body["images"]["initrd"]["url"] = scheme + initrd
+        else:
+            if body["namespace"] == "guest" and portable:
+                if kind == "boot":
+                    continue
                 body["namespace"] = "vm"
-        if kind == "boot" and body["namespace"] == "guest" and not guest_port:
-            continue
+            body["timeout"]["seconds"] = timeout_s
         actions.append(a)
     t["actions"] = actions
     out = {}
@@ -191,15 +166,26 @@ def _definition(name: str, kernel_url: str, initrd_url: str, append: str, timeou
     return out
 
 
-def stock_options(machine: list[str]) -> list[str]:
-    """MACHINE's QEMU options less what the stock device type sets itself."""
-    out, i = [], 0
+def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
+                 machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE,
+                 metadata: dict[str, str] | None = None) -> dict:
+    """A job any lab with LAVA's stock QEMU device type runs: the images
+    by URL, MACHINE's QEMU options in the context (memory as MEM, less
+    what the stock type sets itself), one console for KUnit and the
+    guest's TAP."""
+    for url in (kernel_url, initrd_url):
+        if not re.match(r"https?://", url):
+            raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
+    definition = job(name, kernel_url, initrd_url, append, timeout_s, metadata, portable=True)
+    definition["device_type"] = device_type
+    options, i = [], 0
     while i < len(machine):
         skip = _STOCK_DROPS.get(machine[i], 0)
         if not skip:
-            out.append(machine[i])
+            options.append(machine[i])
         i += skip or 1
-    return out
+    definition["context"].update({"no_kvm": True, "memory": mem, "extra_options": options})
+    return definition
 
 
 def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathlib.Path,
@@ -232,11 +218,10 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
         definition["device_type"] = LAB_DEVICE_TYPE
         definition["context"].update({"extra_options": machine,
                                       "sfp_run": secrets.token_hex(16)})
-        write_yaml(out / "job.yaml", definition)
-        return
     write_yaml(out / "job.yaml", definition)
-    write_yaml(out / "device.yaml", device(qemu, qemu_options(machine, str(console), str(guest)),
-                                           str(guest)))
+    if not server:
+        write_yaml(out / "device.yaml",
+                   device(qemu, qemu_options(machine, str(console), str(guest)), str(guest)))
 
 
 def write_yaml(path: pathlib.Path, obj: dict) -> None:
@@ -252,7 +237,6 @@ class LavaRecord:
     job_error: str = ""
     error_type: str = ""
     cases: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
-    actions: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
     # The boots LAVA made again (the boot action's failure_retry), each
     # as the error that made it ('boot-image-retry failed: 1 of 2
@@ -265,15 +249,13 @@ class LavaRecord:
         return len(self.cases.get(definition, []))
 
     def add(self, definition: str, case: str, result: str, meta: dict) -> None:
-        """One result as LAVA records it: the job's own, an action's, or
-        a test case's (named by the monitor's test_case_id)."""
+        """One result as LAVA records it: the job's own, an action's
+        (not kept), or a test case's (named by the monitor's test_case_id)."""
         if definition == "lava":
             if case == "job":
                 self.job_result = result
                 self.job_error = str(meta.get("error_msg", "")).strip()
                 self.error_type = str(meta.get("error_type", ""))
-            else:
-                self.actions.append((case, result, json.dumps(meta.get("extra", {}))))
             return
         extra = meta.get("extra") or {}
         if isinstance(extra, list):  # a server's results list it
@@ -291,9 +273,7 @@ def log_entry(line: str) -> dict | None:
     LAVA and lavacli --raw write it, or the same mapping alone, as lava-run
     logs it), or None. The mapping is YAML in JSON's flow style (with
     YAML's escapes, and a tag where a string looks like a number)."""
-    line = line.strip()
-    if line.startswith("- "):
-        line = line[2:]
+    line = line.strip().removeprefix("- ")
     if not line.startswith("{"):
         return None
     # LAVA tags a string that looks like a number ('! "3485944"'), which
@@ -307,15 +287,12 @@ def log_entry(line: str) -> dict | None:
 
 
 def parse_log(path: pathlib.Path) -> LavaRecord:
-    """A LAVA job's log (lava-run's, or a server's): one {dt, lvl, msg}
-    mapping per line."""
+    """A LAVA job's log (lava-run's, or a server's)."""
     rec = LavaRecord()
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
+    if not path.exists():
         rec.errors.append(f"no LAVA log {path}")
         return rec
-    for line in lines:
+    for line in sfp_results.text(path).splitlines():
         entry = log_entry(line)
         if entry is None:
             continue
@@ -325,9 +302,8 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
         if lvl == "warning" and re.match(r"Retrying: [0-9.]+ boot-image-retry ", str(msg)):
             rec.boot_retries.append(next((e for e in reversed(rec.errors)
                                           if e.startswith("boot-image-retry failed: ")), str(msg)))
-        if lvl != "results" or not isinstance(msg, dict):
-            continue
-        rec.add(msg.get("definition", ""), msg.get("case", ""), msg.get("result", ""), msg)
+        if lvl == "results" and isinstance(msg, dict):
+            rec.add(msg.get("definition", ""), msg.get("case", ""), msg.get("result", ""), msg)
     return rec
 
 
@@ -336,8 +312,7 @@ def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path)
     printed, and of those the guest's part (its first 'sfp-begin:' line
     to 'sfp-done'); the number of console lines."""
     lines = []
-    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    for line in text.splitlines():
+    for line in sfp_results.text(log).splitlines():
         entry = log_entry(line)
         if entry and entry.get("lvl") in ("target", "feedback") and isinstance(entry.get("msg"),
                                                                                  str):
@@ -363,9 +338,9 @@ def disagreements(lava: list[tuple[str, str, str]],
                   logs: list[tuple[str, str, str]]) -> list[str]:
     """Where LAVA's records (definition, case, result) and the cases the
     host's parser read from the same boot's logs (source, SUITE.CASE,
-    result) disagree, case by case, by the name LAVA gives a case
-    (case_name); nothing when they agree. Results are pass, fail or
-    skip; a case the parser found crashed is a fail."""
+    result) disagree, case by case, by LAVA's name of a case (case_name).
+    Results are pass, fail or skip; a case the parser found crashed is a
+    fail."""
     def verdict(result: str) -> str:
         return {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
 
@@ -398,12 +373,11 @@ def disagreements(lava: list[tuple[str, str, str]],
 def boot_command(log: pathlib.Path) -> str:
     """The QEMU command line lava-run logged ('' when none): to boot the
     same guest by hand."""
-    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    for line in text.splitlines():
+    for line in sfp_results.text(log).splitlines():
         if '"Boot command: ' in line:
             msg = (log_entry(line) or {}).get("msg")
             if isinstance(msg, str) and msg.startswith("Boot command: "):
-                return msg[len("Boot command: "):]
+                return msg.removeprefix("Boot command: ")
     return ""
 
 
