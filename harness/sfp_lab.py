@@ -70,6 +70,17 @@ RESUBMITS = 1
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "sfp-qemu.jinja2"
 TOOLS = {"lava-server": "lava-server", "gunicorn3": "gunicorn", "lava-worker": "lava-dispatcher",
          "lavacli": "lavacli", "pg_ctlcluster": "postgresql"}
+MARK = "sched-fastpath lab"
+# Job states of a LAVA server in which the job waits for a device.
+QUEUED = ("Submitted", "Scheduling", "Scheduled")
+# Consecutive failed lavacli calls (the server restarting, a lost
+# connection) a wait rides out before it gives up.
+LAVACLI_TRIES = 5
+# A job's run name (its context's sfp_run, as the device type takes it)
+# and the logs a job of that name leaves in its device's directory.
+RUN_NAME = r"[0-9a-f]{32}"
+RUN_LOG = re.compile(RUN_NAME + r"\.(console|guest)\.log")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class LabError(sfp_errors.Failed):
@@ -83,9 +94,6 @@ class LabRefused(sfp_errors.Refused):
 class InfrastructureFault(LabError):
     """A boot's jobs all ended on an infrastructure error the kernel did
     not cause: the boot has no result (not a failure of the kernel)."""
-
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +163,14 @@ def _run(*cmd: str, check: bool = True) -> str:
     return p.stdout
 
 
+def _manage(*args: str, check: bool = True) -> str:
+    return _run("lava-server", "manage", *args, check=check)
+
+
+def _lavacli(identity: str, *args: str, check: bool = True) -> str:
+    return _run("lavacli", "-i", identity, *args, check=check)
+
+
 def _alive(pidfile: pathlib.Path) -> bool:
     try:
         os.kill(int(pidfile.read_text()), 0)
@@ -173,15 +189,18 @@ def _start(lab: pathlib.Path, name: str, cmd: list[str]) -> None:
     pidfile.write_text(str(p.pid))
 
 
+def _stop(pidfile: pathlib.Path) -> None:
+    os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+
+
 def _server_up(timeout: float = 0.0) -> bool:
-    import urllib.error  # pylint: disable=import-outside-toplevel
-    import urllib.request  # pylint: disable=import-outside-toplevel
+    import urllib.request  # only sfp lab and its tests need it
     end = time.monotonic() + timeout
     while True:
         try:
             with urllib.request.urlopen(URL + "/api/v0.2/", timeout=5) as r:
                 return r.status == 200
-        except (urllib.error.URLError, OSError):
+        except OSError:  # urllib's URLError among them
             if time.monotonic() >= end:
                 return False
             time.sleep(1)
@@ -189,9 +208,6 @@ def _server_up(timeout: float = 0.0) -> bool:
 
 def devices(n: int, device_type: str = DEVICE_TYPE) -> list[str]:
     return [f"{device_type}-{i:02d}" for i in range(1, n + 1)]
-
-
-MARK = "sched-fastpath lab"
 
 
 def _device_file(dtype: str, dev: str) -> str:
@@ -249,12 +265,10 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
             mine.add(int(pidfile.read_text()))
         except (FileNotFoundError, ValueError):
             pass
-    out = []
-    for pid, cmd in sorted(_cmdlines().items()):
-        if pid not in mine and _session(pid) not in mine and re.search(r"lava_server\.wsgi|lava-scheduler|lava-worker "
-                                         r"|lava-server-gunicorn", cmd + " "):
-            out.append(f"a LAVA service this lab did not start runs (pid {pid}: "
-                       f"{cmd.strip()[:60]})")
+    service = re.compile(r"lava_server\.wsgi|lava-scheduler|lava-worker |lava-server-gunicorn")
+    out = [f"a LAVA service this lab did not start runs (pid {pid}: {cmd.strip()[:60]})"
+           for pid, cmd in sorted(_cmdlines().items())
+           if pid not in mine and _session(pid) not in mine and service.search(cmd + " ")]
     if not out and _server_up() and not _alive(lab / "gunicorn.pid"):
         out.append(f"a LAVA server this lab did not start answers on {URL}")
     settings = etc / "settings.d" / "50-sfp.yaml"
@@ -276,8 +290,8 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
     for dtype in (DEVICE_TYPE, STOCK_TYPE):
         for dev in devices(n, dtype):
             f = etc / "dispatcher-config" / "devices" / f"{dev}.jinja2"
-            old = f"{{% extends '{dtype}.jinja2' %}}\n{{% set device_dir = '{DEVICE_ROOT / dev}' %}}\n"
-            if not _ours(f, old):
+            # what the lab wrote before its files carried MARK
+            if not _ours(f, _device_file(dtype, dev).split("\n", 1)[1]):
                 out.append(f"the device {dev} ({f}) is not the lab's")
     return out
 
@@ -292,10 +306,6 @@ class HealthCheck:
     append: str
     timeout_s: int = 600  # a boot's default timeout: a loaded host must not fail it
     machine: tuple[str, ...] = ("-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "512")
-
-
-def worker_names(w: int) -> list[str]:
-    return [f"{WORKER}-{k}" for k in range(1, w + 1)]
 
 
 def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
@@ -317,6 +327,7 @@ def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
 
 def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None = None,
        say=print) -> None:
+    """Start the lab of N devices and WORKERS workers (the module's doc)."""
     if os.geteuid() != 0:
         raise LabRefused("the lab runs LAVA's services, which needs root")
     missing = sorted({pkg for tool, pkg in TOOLS.items() if not shutil.which(tool)})
@@ -336,13 +347,12 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                          f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
     # PostgreSQL: start every cluster that is down.
-    started = lab / "postgresql-started"
     for line in _run("pg_lsclusters", "--no-header").splitlines():
         ver, cluster, _, status = line.split()[:4]
         if status == "down":
             say(f"starting PostgreSQL {ver}/{cluster} (sfp lab down stops it again)")
             _run("pg_ctlcluster", ver, cluster, "start")
-            with open(started, "a", encoding="utf-8") as f:
+            with open(lab / "postgresql-started", "a", encoding="utf-8") as f:
                 f.write(f"{ver} {cluster}\n")
     # Installed while PostgreSQL was down (no systemd here), lava-server
     # skipped its database; its own postinst makes it now. Debian's
@@ -372,28 +382,25 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                            f"(see {lab}/gunicorn.log)")
     _start(lab, "scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO"])
     # The user and its lavacli identity.
-    users = _run("lava-server", "manage", "users", "list")
-    if USER not in users.split():
-        _run("lava-server", "manage", "users", "add", "--superuser", "--staff", "--passwd",
-             secrets.token_hex(16), USER)
+    if USER not in _manage("users", "list").split():
+        _manage("users", "add", "--superuser", "--staff", "--passwd", secrets.token_hex(16), USER)
     tokfile = lab / "token"
     if not tokfile.exists():
-        tok = _run("lava-server", "manage", "tokens", "add", "--user", USER).strip().split()[-1]
-        tokfile.write_text(tok + "\n")
+        tokfile.write_text(_manage("tokens", "add", "--user", USER).strip().split()[-1] + "\n")
         tokfile.chmod(0o600)
     _run("lavacli", "identities", "add", "--uri", URL + "/RPC2", "--username", USER,
          "--token", tokfile.read_text().strip(), IDENTITY)
     # The device type, the worker, the devices.
-    dt = ETC / "dispatcher-config" / "device-types"
-    shutil.copy(TEMPLATE, dt / f"{DEVICE_TYPE}.jinja2")
-    if DEVICE_TYPE not in _run("lava-server", "manage", "device-types", "list"):
-        _run("lava-server", "manage", "device-types", "add", DEVICE_TYPE)
+    shutil.copy(TEMPLATE, ETC / "dispatcher-config" / "device-types" / f"{DEVICE_TYPE}.jinja2")
+    if DEVICE_TYPE not in _manage("device-types", "list"):
+        _manage("device-types", "add", DEVICE_TYPE)
+    names = [f"{WORKER}-{k}" for k in range(1, workers + 1)]
     tokens = {}
-    for w in worker_names(workers):
-        details = _run("lava-server", "manage", "workers", "details", w, check=False)
+    for w in names:
+        details = _manage("workers", "details", w, check=False)
         if "token" not in details:
-            _run("lava-server", "manage", "workers", "add", w)
-            details = _run("lava-server", "manage", "workers", "details", w)
+            _manage("workers", "add", w)
+            details = _manage("workers", "details", w)
         tokens[w] = [ln.split(":", 1)[1].strip() for ln in details.splitlines()
                      if ln.startswith("token")][0]
     # The health check, or none (a device type without one is never checked).
@@ -405,28 +412,24 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
     elif hcfile.exists() and _ours(hcfile):
         hcfile.unlink()
     # LAVA's own QEMU type (lava-server's qemu.jinja2), as labs have it.
-    if STOCK_TYPE not in _run("lava-server", "manage", "device-types", "list").split():
-        _run("lava-server", "manage", "device-types", "add", STOCK_TYPE)
-    have = _run("lava-server", "manage", "devices", "list", "--all", check=False)
-    names = worker_names(workers)
+    if STOCK_TYPE not in _manage("device-types", "list").split():
+        _manage("device-types", "add", STOCK_TYPE)
+    have = _manage("devices", "list", "--all", check=False).split()
     for dtype in (DEVICE_TYPE, STOCK_TYPE):
         for i, dev in enumerate(devices(n, dtype)):
-            d = DEVICE_ROOT / dev
-            d.mkdir(parents=True, exist_ok=True)
+            (DEVICE_ROOT / dev).mkdir(parents=True, exist_ok=True)
             (ETC / "dispatcher-config" / "devices" / f"{dev}.jinja2").write_text(
                 _device_file(dtype, dev))
             w = names[i % workers]
-            if dev not in have.split():
-                _run("lava-server", "manage", "devices", "add", "--device-type", dtype,
-                     "--worker", w, dev)
+            if dev not in have:
+                _manage("devices", "add", "--device-type", dtype, "--worker", w, dev)
             else:
                 # Unknown: LAVA runs the health check (if any) before a job.
-                _run("lava-server", "manage", "devices", "update", "--worker", w, "--health",
-                     "UNKNOWN", dev)
+                _manage("devices", "update", "--worker", w, "--health", "UNKNOWN", dev)
     _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
     for pidfile in [*lab.glob(f"{WORKER}-*.pid"), lab / "worker.pid"]:
         if pidfile.stem not in names and _alive(pidfile):
-            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            _stop(pidfile)
             pidfile.unlink()
             say(f"stopped {pidfile.stem}: not one of the {workers} workers asked for")
     for w in names:
@@ -451,19 +454,12 @@ def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
     return [lab / "images.pid", *workers, lab / "scheduler.pid", lab / "gunicorn.pid"]
 
 
-# A job's run name (its context's sfp_run, as the device type takes it)
-# and the logs a job of that name leaves in its device's directory.
-RUN_NAME = r"[0-9a-f]{32}"
-RUN_LOG = re.compile(RUN_NAME + r"\.(console|guest)\.log")
-
-
 def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
     """Remove the logs jobs left in the devices' directories when their
     client did not take them (a client stopped or lost while its job
     ran). Only while no worker runs: sfp lab down."""
     root = root or DEVICE_ROOT
-    left = [f for f in root.glob("*/*.log") if RUN_LOG.fullmatch(f.name)] \
-        if root.is_dir() else []
+    left = [f for f in root.glob("*/*.log") if RUN_LOG.fullmatch(f.name)]
     for f in left:
         f.unlink(missing_ok=True)
     if left:
@@ -474,15 +470,14 @@ def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:
     """Stop what sfp lab up started: its processes, then (unless
     KEEP_DATABASE) the PostgreSQL clusters it started."""
     for pidfile in _pidfiles(lab):
-        name = pidfile.stem
         if _alive(pidfile):
-            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            _stop(pidfile)
             # Gone before this returns: a lab brought up next must not
             # find the old server still answering.
             end = time.monotonic() + 20
             while _alive(pidfile) and time.monotonic() < end:
                 time.sleep(0.2)
-            say(f"stopped {name}")
+            say(f"stopped {pidfile.stem}")
         pidfile.unlink(missing_ok=True)
     started = lab / "postgresql-started"
     if started.is_file() and not keep_database:
@@ -496,6 +491,7 @@ def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:
 
 @dataclasses.dataclass
 class Submitted:
+    """A job as the client saw it end (jobs.json has one per attempt)."""
     job_id: str
     state: str
     health: str
@@ -507,20 +503,11 @@ class Submitted:
     ran: float = 0.0     # from the start to the end (the server's stamps)
 
 
-# Job states of a LAVA server in which the job waits for a device.
-QUEUED = ("Submitted", "Scheduling", "Scheduled")
-
-
-# Consecutive failed lavacli calls (the server restarting, a lost
-# connection) a wait rides out before it gives up.
-LAVACLI_TRIES = 5
-
-
 def _show(job_id: str, identity: str, sleep=time.sleep) -> dict:
     """lavacli jobs show, tried again on a failed call."""
     for attempt in range(1, LAVACLI_TRIES + 1):
         try:
-            return json.loads(_run("lavacli", "-i", identity, "jobs", "show", job_id, "--json"))
+            return json.loads(_lavacli(identity, "jobs", "show", job_id, "--json"))
         except (LabError, ValueError):
             if attempt == LAVACLI_TRIES:
                 raise
@@ -528,14 +515,12 @@ def _show(job_id: str, identity: str, sleep=time.sleep) -> dict:
     raise AssertionError("unreachable")
 
 
-def _wait(job_id: str, identity: str, timeout_s: int = 0, poll: float = 5.0) -> str:
+def _wait(job_id: str, identity: str, timeout_s: int) -> str:
     """lavacli's own wait for JOB_ID to finish (at most TIMEOUT_S of its
-    polling, counted from this call; 0: no limit): 'finished', 'timeout'
-    (lavacli said so) or 'error' (lavacli failed: the caller decides)."""
-    cmd = ["lavacli", "-i", identity, "jobs", "wait", job_id, "--polling", str(int(poll))]
-    if timeout_s:
-        cmd += ["--timeout", str(timeout_s)]
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    polling): 'finished', 'timeout' (lavacli said so) or 'error' (lavacli
+    failed: the caller decides)."""
+    p = subprocess.run(["lavacli", "-i", identity, "jobs", "wait", job_id, "--polling", "5",
+                        "--timeout", str(timeout_s)], capture_output=True, text=True, check=False)
     if p.returncode == 0:
         return "finished"
     return "timeout" if "timeout!" in p.stdout else "error"
@@ -546,7 +531,7 @@ def _usable(device_type: str, identity: str) -> bool:
     Bad or Retired (Maintenance is an operator's pause: worth waiting for).
     True when lavacli cannot say."""
     try:
-        devs = json.loads(_run("lavacli", "-i", identity, "devices", "list", "--all", "--json"))
+        devs = json.loads(_lavacli(identity, "devices", "list", "--all", "--json"))
     except (LabError, ValueError):
         return True
     return any(d.get("type") == device_type and d.get("health") not in ("Bad", "Retired")
@@ -575,13 +560,40 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: fl
     cancels its job."""
     t0 = clock()
     cmd = ("jobs", "resubmit", resubmit) if resubmit else ("jobs", "submit", str(job))
-    out = _run("lavacli", "-i", identity, *cmd).strip()
-    if not out.isdigit():
-        raise LabError(f"lavacli {' '.join(cmd[:2])}: {out}")
+    job_id = _lavacli(identity, *cmd).strip()
+    if not job_id.isdigit():
+        raise LabError(f"lavacli {' '.join(cmd[:2])}: {job_id}")
     try:
-        info = _wait_for(out, timeout_s, identity, poll, say, clock, sleep, device_type, t0)
+        said = 0
+        info = _show(job_id, identity, sleep)
+        while info.get("state", "") in QUEUED:
+            now = clock()
+            if now - t0 >= 60 * (said + 1):
+                said = int((now - t0) // 60)
+                say(f"LAVA job {job_id}: {info['state'].lower()} for {int(now - t0)} s")
+                if not _usable(device_type, identity):
+                    raise LabError(f"LAVA job {job_id}: no {device_type} device left that may "
+                                   "run it (every one Bad or Retired: see lavacli devices list)")
+            sleep(poll)
+            info = _show(job_id, identity, sleep)
+        started, errors = clock(), 0
+        while info.get("state") != "Finished":
+            left = int(timeout_s - (clock() - started))
+            how = _wait(job_id, identity, max(left, 1)) if left > 0 else "timeout"
+            if how == "timeout":
+                say(f"LAVA job {job_id}: still running {timeout_s} s after its start: cancelled")
+                _lavacli(identity, "jobs", "cancel", job_id, check=False)
+                if _wait(job_id, identity, 300) != "finished":
+                    raise LabError(f"LAVA job {job_id}: cancelled, and not finished 300 s later "
+                                   "(its worker may be gone)")
+            elif how == "error":
+                errors += 1
+                if errors == LAVACLI_TRIES:
+                    raise LabError(f"lavacli jobs wait {job_id} failed {errors} times in a row")
+                sleep(10)
+            info = _show(job_id, identity, sleep)
     except BaseException:
-        _run("lavacli", "-i", identity, "jobs", "cancel", out, check=False)
+        _lavacli(identity, "jobs", "cancel", job_id, check=False)
         raise
     seconds = clock() - t0
     queued, ran = seconds, 0.0
@@ -591,41 +603,9 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: fl
         queued = begun - submitted  # the server's own stamps
     if begun is not None and ended is not None:
         ran = ended - begun
-    return Submitted(out, info.get("state", ""), info.get("health", ""), info.get("device") or "",
-                     info.get("failure_comment") or "", seconds, queued, ran=ran)
-
-
-def _wait_for(job_id: str, timeout_s: int, identity: str, poll: float, say, clock, sleep,
-              device_type: str, t0: float) -> dict:
-    said = 0
-    info = _show(job_id, identity, sleep)
-    while info.get("state", "") in QUEUED:
-        now = clock()
-        if now - t0 >= 60 * (said + 1):
-            said = int((now - t0) // 60)
-            say(f"LAVA job {job_id}: {info['state'].lower()} for {int(now - t0)} s")
-            if not _usable(device_type, identity):
-                raise LabError(f"LAVA job {job_id}: no {device_type} device left that may run "
-                               "it (every one Bad or Retired: see lavacli devices list)")
-        sleep(poll)
-        info = _show(job_id, identity, sleep)
-    started, errors = clock(), 0
-    while info.get("state") != "Finished":
-        left = int(timeout_s - (clock() - started))
-        how = _wait(job_id, identity, max(left, 1)) if left > 0 else "timeout"
-        if how == "timeout":
-            say(f"LAVA job {job_id}: still running {timeout_s} s after its start: cancelled")
-            _run("lavacli", "-i", identity, "jobs", "cancel", job_id, check=False)
-            if _wait(job_id, identity, 300) != "finished":
-                raise LabError(f"LAVA job {job_id}: cancelled, and not finished 300 s later "
-                               "(its worker may be gone)")
-        elif how == "error":
-            errors += 1
-            if errors == LAVACLI_TRIES:
-                raise LabError(f"lavacli jobs wait {job_id} failed {errors} times in a row")
-            sleep(10)
-        info = _show(job_id, identity, sleep)
-    return info
+    return Submitted(job_id, info.get("state", ""), info.get("health", ""),
+                     info.get("device") or "", info.get("failure_comment") or "", seconds,
+                     queued, ran=ran)
 
 
 def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.Path) -> bool:
@@ -636,10 +616,8 @@ def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.P
     console is what tells them apart."""
     if sub.health != "Incomplete" or sub.error_type != "Infrastructure":
         return False
-    if sfp_results.first_splats(console, limit=1):
-        return False
-    text = guest.read_text(errors="replace") if guest.is_file() else ""
-    return "sfp-done" not in text
+    return not sfp_results.first_splats(console, limit=1) and "sfp-done" not in (
+        guest.read_text(errors="replace") if guest.is_file() else "")
 
 
 def run_name(job: pathlib.Path) -> str:
@@ -662,12 +640,11 @@ def take_logs(device: str, name: str, dest: pathlib.Path,
     root = root or DEVICE_ROOT
     known = bool(name) and bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*", device or ""))
     for kind in ("console", "guest"):
-        to = dest / f"{kind}.log"
         src = root / device / f"{name}.{kind}.log" if known else None
         if src is not None and src.is_file():
-            shutil.move(src, to)
+            shutil.move(src, dest / f"{kind}.log")
         else:
-            to.unlink(missing_ok=True)
+            (dest / f"{kind}.log").unlink(missing_ok=True)
 
 
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
@@ -687,19 +664,20 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     if not target.portable and not run:
         raise LabError(f"{job}: a job for the lab's device type wants a run name "
                        "(context sfp_run, 32 hex digits: sfp lava-job --server writes one)")
+    console, guest = out.parent / "console.log", out.parent / "guest.log"
     while True:
         sub = submit(job, timeout_s + 300, target.identity, say=say,
                      resubmit=attempts[-1].job_id if attempts else "",
                      device_type=target.device_type)
-        sub.error_type = record(sub.job_id, target.identity).error_type
+        rec = record(sub.job_id, target.identity)
+        sub.error_type = rec.error_type
         attempts.append(sub)
         if not target.portable:
             take_logs(sub.device, run, out.parent)
         if target.portable or len(attempts) > RESUBMITS or not infrastructure_fault(
-                sub, out.parent / "console.log", out.parent / "guest.log"):
+                sub, console, guest):
             break
-        for name in ("console.log", "guest.log"):
-            f = out.parent / name
+        for f in (console, guest):
             if f.is_file():
                 shutil.copyfile(f, f.with_name(f"{f.stem}.job-{sub.job_id}.log"))
         say(f"LAVA job {sub.job_id} on {sub.device}: {sub.failure or 'infrastructure error'}; "
@@ -707,8 +685,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
     (out / "job-id").write_text(sub.job_id + "\n", encoding="utf-8")
     (out / "jobs.json").write_text(json.dumps([dataclasses.asdict(a) for a in attempts],
                                               indent=1) + "\n", encoding="utf-8")
-    if not target.portable and infrastructure_fault(sub, out.parent / "console.log",
-                                                    out.parent / "guest.log"):
+    if not target.portable and infrastructure_fault(sub, console, guest):
         raise InfrastructureFault(
             f"LAVA job{'s' * (len(attempts) > 1)} "
             f"{', '.join(a.job_id + ' on ' + (a.device or '-') for a in attempts)} ended on an "
@@ -728,11 +705,10 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
         if p.returncode or not p.stdout:
             raise LabError(f"lavacli jobs logs {sub.job_id}: "
                            f"{(p.stderr or 'no log').strip()[-300:]}")
-        sfp_lava.logs_from_job(log, out.parent / "console.log", out.parent / "guest.log")
+        sfp_lava.logs_from_job(log, console, guest)
     cmd = sfp_lava.boot_command(log)
     if cmd:
         (out.parent / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
-    rec = record(sub.job_id, target.identity)
     rec.boot_retries = sfp_lava.parse_log(log).boot_retries  # from the job's log only
     if sub.health != "Complete" and rec.job_result == "pass":
         rec.job_result = "fail"
@@ -744,7 +720,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
 def record(job_id: str, identity: str = IDENTITY) -> LavaRecord:
     """The server's results of a job, as the LavaRecord lava-run's log gives."""
     rec = LavaRecord()
-    for r in json.loads(_run("lavacli", "-i", identity, "results", job_id, "--json")):
+    for r in json.loads(_lavacli(identity, "results", job_id, "--json")):
         rec.add(r.get("suite", ""), r.get("name", ""), r.get("result", ""),
                 r.get("metadata") or {})
     return rec
