@@ -37,6 +37,7 @@ kernel whose own code patching is broken oopses again and fails.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -85,6 +86,7 @@ class BootNoResult(sfp_errors.Failed):
 
 @dataclasses.dataclass(frozen=True)
 class BootRequest:
+    """One boot: what the module's doc lists, checked by check()."""
     kernel: pathlib.Path
     initrd: pathlib.Path
     logdir: pathlib.Path
@@ -133,19 +135,17 @@ def check(req: BootRequest, data: Data) -> Machine:
     for what, path in (("kernel image", req.kernel), ("initramfs", req.initrd)):
         if not path.is_file():
             raise BootRefused(f"{what} '{path}' not found")
-    if req.smp < 1:
-        raise BootRefused(f"-s wants a number of vCPUs, not '{req.smp}'")
-    if req.timeout < 1:
-        raise BootRefused(f"-T wants seconds, not '{req.timeout}'")
-    if req.mem < 64:
-        raise BootRefused(f"-m wants a memory size in MiB (64 or more), not '{req.mem}'")
-    if req.accel not in ACCELS:
-        raise BootRefused(f"-a wants tcg, kvm or auto, not '{req.accel}'")
-    if req.backend not in BACKENDS:
-        raise BootRefused(f"-B wants qemu, lava or lava-server, not '{req.backend}'")
-    if req.accel == "auto" and req.backend != "qemu":
-        raise BootRefused("ACCEL=auto probes KVM with a direct boot: with the lava backend "
-                          "choose tcg or kvm")
+    for bad, msg in (
+            (req.smp < 1, f"-s wants a number of vCPUs, not '{req.smp}'"),
+            (req.timeout < 1, f"-T wants seconds, not '{req.timeout}'"),
+            (req.mem < 64, f"-m wants a memory size in MiB (64 or more), not '{req.mem}'"),
+            (req.accel not in ACCELS, f"-a wants tcg, kvm or auto, not '{req.accel}'"),
+            (req.backend not in BACKENDS,
+             f"-B wants qemu, lava or lava-server, not '{req.backend}'"),
+            (req.accel == "auto" and req.backend != "qemu",
+             "ACCEL=auto probes KVM with a direct boot: with the lava backend choose tcg or kvm")):
+        if bad:
+            raise BootRefused(msg)
     if req.topology:
         try:
             topo = data.topology(req.topology)
@@ -194,14 +194,11 @@ def _run_until(cmd: list[str], seconds: float, stdout: pathlib.Path,
 
 
 def _kill(proc: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 class Backend(Protocol):
-    # pylint: disable=too-few-public-methods
     def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
             console: pathlib.Path, guest: pathlib.Path) -> Ended:
         """Boot MACHINE with CMDLINE, the console to CONSOLE and the
@@ -210,7 +207,6 @@ class Backend(Protocol):
 
 class QemuBackend:
     """QEMU on this machine."""
-    # pylint: disable=too-few-public-methods
 
     def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
             console: pathlib.Path, guest: pathlib.Path) -> Ended:
@@ -222,18 +218,16 @@ class QemuBackend:
         if rc is None:
             return Ended("hung")
         if rc:
-            head = log.read_text(encoding="utf-8", errors="replace")[:300].replace("\n", " ")
+            head = sfp_results.text(log)[:300].replace("\n", " ")
             return Ended("failed", f"QEMU exited with status {rc} ({head})")
         return Ended("off")
 
 
+@dataclasses.dataclass(frozen=True)
 class LavaBackend:
     """The boot as a LAVA job: run by lava-run here, or (SERVER) submitted
     to the local lab's server with lavacli."""
-    # pylint: disable=too-few-public-methods
-
-    def __init__(self, server: bool):
-        self.server = server
+    server: bool
 
     def run(self, req: BootRequest, machine: list[str], cmdline: str, seconds: int,
             console: pathlib.Path, guest: pathlib.Path) -> Ended:
@@ -249,11 +243,11 @@ class LavaBackend:
             if self.server and req.lava.portable:
                 sfp_lava.write_yaml(d / "job.yaml", sfp_lava.portable_job(
                     name, req.lava.publish(req.kernel), req.lava.publish(req.initrd), cmdline,
-                    seconds, machine, req.mem, req.lava.device_type, dict(req.metadata)))
+                    seconds, machine, req.mem, req.lava.device_type, meta))
             else:
                 sfp_lava.write_job(d, name, req.kernel, req.initrd, cmdline, seconds, console,
                                    guest, machine, server=self.server, qemu=req.qemu,
-                                   metadata=dict(req.metadata))
+                                   metadata=meta)
         except (ValueError, OSError) as e:
             return Ended("failed", str(e))
         if self.server:
@@ -277,16 +271,18 @@ class LavaBackend:
                 (req.logdir / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
             rc, lines = sfp_lava.report(sfp_lava.parse_log(d / "lava.log"), d)
         (d / "summary.txt").write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
+        last = lines[-1] if lines else ""
         if rc == 2:
             return Ended("hung")
         if rc:
             problem = (d / "problem").read_text(errors="replace") if (d / "problem").exists() \
-                else (lines[-1] if lines else "")
+                else last
             return Ended("failed", "LAVA job failed: " + " ".join(problem[:300].split()))
-        return Ended("off", lines[-1] if lines else "")
+        return Ended("off", last)
 
 
 def backend(name: str) -> Backend:
+    """The backend of BACKENDS called NAME."""
     if name == "qemu":
         return QemuBackend()
     return LavaBackend(server=name == "lava-server")
@@ -294,19 +290,14 @@ def backend(name: str) -> Backend:
 
 def judge(req: BootRequest, ended: Ended) -> str:
     """What went wrong with the boot ('' when nothing did)."""
-    problem = ""
-    if ended.how == "hung":
-        problem = f"guest hung: no power-off within {req.timeout}s"
-    elif ended.how == "failed":
-        problem = ended.note
+    problem = {"hung": f"guest hung: no power-off within {req.timeout}s",
+               "failed": ended.note}.get(ended.how, "")
     splats = sfp_results.first_splats(req.logdir / "console.log", limit=1)
     if splats:
         problem = f"{problem}; " * bool(problem) + f"kernel reported: {splats[0]}"
-    if not problem:
-        guest = req.logdir / "guest.log"
-        text = guest.read_text(encoding="utf-8", errors="replace") if guest.exists() else ""
-        if not any(ln.startswith("sfp-done") for ln in text.splitlines()):
-            problem = "guest stopped before its tests finished"
+    if not problem and not any(ln.startswith("sfp-done") for ln in
+                               sfp_results.text(req.logdir / "guest.log").splitlines()):
+        problem = "guest stopped before its tests finished"
     return problem
 
 
@@ -319,8 +310,7 @@ def _kvm_works(req: BootRequest, machine: Machine) -> bool:
     probe = req.logdir / "kvm-probe.log"
     QemuBackend().run(req, machine.args(req, "kvm"), _cmdline(req, "sfp.probe=1"),
                       KVM_PROBE_SECONDS, probe, req.logdir / "kvm-probe-guest.log")
-    text = probe.read_text(encoding="utf-8", errors="replace") if probe.exists() else ""
-    return any(ln.startswith("sfp: guest") for ln in text.splitlines())
+    return any(ln.startswith("sfp: guest") for ln in sfp_results.text(probe).splitlines())
 
 
 def boot(req: BootRequest, data: Data, say: Callable[[str], None]) -> str:
@@ -379,13 +369,10 @@ def tcg_breakpoint_artefact(console: pathlib.Path, accel: str, vcpus: int) -> bo
     """The boot on CONSOLE stopped on that emulator artefact: a kernel
     int3 oops, under TCG with more than one vCPU. Such a boot is made
     once more; a kernel whose own patching is broken oopses again."""
-    if accel != "tcg" or vcpus < 2 or not console.exists():
-        return False
-    return bool(_INT3_OOPS.search(console.read_text(encoding="utf-8", errors="replace")))
+    return accel == "tcg" and vcpus >= 2 and bool(_INT3_OOPS.search(sfp_results.text(console)))
 
 
 def last_lines(path: pathlib.Path, n: int = 25) -> str:
     """The last N lines of a log, framed, for a failed boot's message."""
-    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-    tail = "".join(ln + "\n" for ln in text.splitlines()[-n:])
+    tail = "".join(ln + "\n" for ln in sfp_results.text(path).splitlines()[-n:])
     return f"--- last lines of {path} ---\n{tail}---\n"
