@@ -25,22 +25,16 @@ def cmd_lava_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def lab_dir(args: argparse.Namespace) -> pathlib.Path:
-    if args.lab:
-        return pathlib.Path(args.lab)
-    return pathlib.Path(args.env.get("BUILD") or ROOT / "build").resolve() / "lab"
-
-
 def cmd_lab(args: argparse.Namespace) -> int:
-    lab = lab_dir(args)
+    lab = pathlib.Path(args.lab) if args.lab else pathlib.Path(
+        args.env.get("BUILD") or ROOT / "build").resolve() / "lab"
     if args.action == "up":
         health = None
         if args.health:
             d = pathlib.Path(args.health)
-            health = sfp_lab.HealthCheck(d / "arch/x86/boot/bzImage"
-                                         if (d / "arch/x86/boot/bzImage").is_file()
-                                         else d / "bzImage", d / "initramfs.cpio.gz",
-                                         sfp_boot.CMDLINE)
+            kernel = d / "arch/x86/boot/bzImage"
+            health = sfp_lab.HealthCheck(kernel if kernel.is_file() else d / "bzImage",
+                                         d / "initramfs.cpio.gz", sfp_boot.CMDLINE)
         # At most a worker per device: -w 2 with -n 1 is one worker.
         sfp_lab.up(lab, args.devices, min(args.workers, max(args.devices, 1)), health,
                    say=say)
