@@ -238,8 +238,8 @@ def _cmdlines() -> dict[int, str]:
 
 
 def _session(pid: int) -> int:
-    """PID's session: the lab starts each service in a session of its own,
-    so a service's children (gunicorn's workers) are in the leader's."""
+    """PID's session: a service the lab started leads its own, with its
+    children (gunicorn's workers) in it."""
     try:
         return os.getsid(pid)
     except OSError:
@@ -256,9 +256,8 @@ def _server_devices() -> list[str] | None:
 
 
 def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
-    """What on this machine belongs to a LAVA instance this lab did not
-    make, and which `sfp lab up` would touch: its services running, or a
-    file of etc (settings, device dictionaries) not written by the lab."""
+    """What of a LAVA instance this lab did not make `sfp lab up` would
+    touch: its services running, its devices, or a file of ETC not the lab's."""
     mine = set()
     for pidfile in _pidfiles(lab):
         try:
@@ -298,9 +297,8 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class HealthCheck:
-    """The device type's health check: a boot of KERNEL and INITRD (kept
-    in the lab's directory) with the kernel command line APPEND, judged by
-    LAVA as any job (Complete, or the device goes Bad)."""
+    """The device type's health check: a boot of KERNEL and INITRD with the
+    command line APPEND (LAVA judges it as any job: fails, the device is Bad)."""
     kernel: pathlib.Path
     initrd: pathlib.Path
     append: str
@@ -448,16 +446,14 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
 
 
 def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
-    """The lab's processes, in the order they are stopped: the image
-    server, the workers, the scheduler, the server."""
+    """The lab's processes' pid files, in the order they are stopped."""
     workers = sorted(lab.glob(f"{WORKER}-*.pid")) + [lab / "worker.pid"]
     return [lab / "images.pid", *workers, lab / "scheduler.pid", lab / "gunicorn.pid"]
 
 
 def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
-    """Remove the logs jobs left in the devices' directories when their
-    client did not take them (a client stopped or lost while its job
-    ran). Only while no worker runs: sfp lab down."""
+    """Remove the logs of jobs whose client was lost before it took them
+    (only while no worker runs: sfp lab down)."""
     root = root or DEVICE_ROOT
     left = [f for f in root.glob("*/*.log") if RUN_LOG.fullmatch(f.name)]
     for f in left:
@@ -505,20 +501,17 @@ class Submitted:
 
 def _show(job_id: str, identity: str, sleep=time.sleep) -> dict:
     """lavacli jobs show, tried again on a failed call."""
-    for attempt in range(1, LAVACLI_TRIES + 1):
+    for _ in range(LAVACLI_TRIES - 1):
         try:
             return json.loads(_lavacli(identity, "jobs", "show", job_id, "--json"))
         except (LabError, ValueError):
-            if attempt == LAVACLI_TRIES:
-                raise
             sleep(10)
-    raise AssertionError("unreachable")
+    return json.loads(_lavacli(identity, "jobs", "show", job_id, "--json"))
 
 
 def _wait(job_id: str, identity: str, timeout_s: int) -> str:
-    """lavacli's own wait for JOB_ID to finish (at most TIMEOUT_S of its
-    polling): 'finished', 'timeout' (lavacli said so) or 'error' (lavacli
-    failed: the caller decides)."""
+    """lavacli's wait for JOB_ID, TIMEOUT_S at most: 'finished', 'timeout'
+    or 'error' (lavacli failed: the caller decides)."""
     p = subprocess.run(["lavacli", "-i", identity, "jobs", "wait", job_id, "--polling", "5",
                         "--timeout", str(timeout_s)], capture_output=True, text=True, check=False)
     if p.returncode == 0:
@@ -527,9 +520,8 @@ def _wait(job_id: str, identity: str, timeout_s: int) -> str:
 
 
 def _usable(device_type: str, identity: str) -> bool:
-    """The server has a device of DEVICE_TYPE that may run a job: one not
-    Bad or Retired (Maintenance is an operator's pause: worth waiting for).
-    True when lavacli cannot say."""
+    """A device of DEVICE_TYPE is neither Bad nor Retired (Maintenance is
+    an operator's pause: worth waiting for); True when lavacli cannot say."""
     try:
         devs = json.loads(_lavacli(identity, "devices", "list", "--all", "--json"))
     except (LabError, ValueError):
@@ -549,15 +541,10 @@ def _stamp(value) -> float | None:
 def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: float = 30.0,
            say=print, clock=time.monotonic, sleep=time.sleep, resubmit: str = "",
            device_type: str = DEVICE_TYPE) -> Submitted:
-    """Submit a job with lavacli (or, with RESUBMIT, have LAVA resubmit
-    that job) and wait until it finishes. While the job is queued the
-    server schedules it, however long that takes: the client says every
-    minute how long it has waited and never cancels it, unless no device
-    of DEVICE_TYPE is left that may run it (all Bad or Retired). From
-    the job's start, lavacli's own wait (jobs wait --timeout TIMEOUT_S)
-    runs; a job still running then (the server's own job timeout is
-    shorter) is cancelled. A client stopped while it waits (Ctrl-C)
-    cancels its job."""
+    """Submit JOB (or have LAVA resubmit job RESUBMIT) and wait until it
+    finishes, as docs/harness.md ("Waiting") says: a queued job is never
+    cancelled while a device of DEVICE_TYPE may run it; one still running
+    TIMEOUT_S after its start is, and so is the job of a stopped client."""
     t0 = clock()
     cmd = ("jobs", "resubmit", resubmit) if resubmit else ("jobs", "submit", str(job))
     job_id = _lavacli(identity, *cmd).strip()
@@ -596,13 +583,11 @@ def submit(job: pathlib.Path, timeout_s: int, identity: str = IDENTITY, poll: fl
         _lavacli(identity, "jobs", "cancel", job_id, check=False)
         raise
     seconds = clock() - t0
-    queued, ran = seconds, 0.0
     begun, submitted, ended = (_stamp(info.get(k)) for k in ("start_time", "submit_time",
                                                               "end_time"))
-    if begun is not None and submitted is not None:
-        queued = begun - submitted  # the server's own stamps
-    if begun is not None and ended is not None:
-        ran = ended - begun
+    # queued and ran by the server's own stamps where it has them
+    queued = seconds if begun is None or submitted is None else begun - submitted
+    ran = 0.0 if begun is None or ended is None else ended - begun
     return Submitted(job_id, info.get("state", ""), info.get("health", ""),
                      info.get("device") or "", info.get("failure_comment") or "", seconds,
                      queued, ran=ran)
@@ -621,8 +606,7 @@ def infrastructure_fault(sub: Submitted, console: pathlib.Path, guest: pathlib.P
 
 
 def run_name(job: pathlib.Path) -> str:
-    """The run name of a job for the lab's device type (its context's
-    sfp_run, as harness/lava/sfp-qemu.jinja2 takes it), '' if it has none."""
+    """JOB's run name (context sfp_run, as sfp-qemu.jinja2 takes it) or ''."""
     try:
         definition = yaml.safe_load(job.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as e:
@@ -633,10 +617,9 @@ def run_name(job: pathlib.Path) -> str:
 
 def take_logs(device: str, name: str, dest: pathlib.Path,
               root: pathlib.Path | None = None) -> None:
-    """Move the console and guest logs a job of run NAME left in DEVICE's
-    directory to DEST/console.log and DEST/guest.log. A file the job did
-    not write is removed from DEST, so that an earlier attempt's is not
-    read as this one's; without NAME nothing is taken."""
+    """Move the logs run NAME left in DEVICE's directory to DEST/console.log
+    and DEST/guest.log; a file the job did not write is removed from DEST,
+    lest an earlier attempt's be read as this one's."""
     root = root or DEVICE_ROOT
     known = bool(name) and bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*", device or ""))
     for kind in ("console", "guest"):
@@ -649,16 +632,12 @@ def take_logs(device: str, name: str, dest: pathlib.Path,
 
 def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
             target: Target = Target(), say=print) -> tuple[int, list[str]]:
-    """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server, wait
-    for it, keep its log in OUT/lava.log, its records in
-    OUT/lava-results.tsv and the jobs it took in OUT/jobs.json (for a
-    portable job, OUT/../console.log and guest.log are made from that
-    log): the status and summary of sfp_lava.report, after a line naming
-    the job. A job that ends on an infrastructure fault (see
-    infrastructure_fault) is resubmitted (lavacli jobs resubmit: a new job
-    of the same definition), RESUBMITS times at most. A job for the lab's
-    device type leaves its logs in its device's directory (DEVICE_ROOT):
-    they are moved to OUT/.. after each attempt."""
+    """Submit JOB (a boot of TIMEOUT_S seconds) to TARGET's server and wait:
+    its log to OUT/lava.log, its records to OUT/lava-results.tsv, its jobs
+    to OUT/jobs.json, its console and guest logs to OUT/.. (taken from the
+    device's directory, or made from a portable job's log); the status and
+    summary of sfp_lava.report after a line naming the job. A job ended by
+    an infrastructure_fault is resubmitted, RESUBMITS times at most."""
     attempts: list[Submitted] = []
     run = "" if target.portable else run_name(job)
     if not target.portable and not run:
