@@ -126,12 +126,9 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
 
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
         metadata: dict[str, str] | None = None, portable: bool = False) -> dict:
-    """A boot's job from the template (harness/lava/job.yaml): deploy,
-    boot, KUnit's monitor on the console, then the guest's on its own port
-    (namespace 'guest'). KERNEL and INITRD are files of this machine, or
-    (PORTABLE) URLs, and the guest's monitor watches the console. METADATA
-    (what was booted) is the job's metadata, which LAVA shows with its
-    results."""
+    """A boot's job from the template: KUnit's monitor on the console, the
+    guest's on its own port; KERNEL and INITRD are files here, or (PORTABLE)
+    URLs, with the guest's monitor on the console. METADATA: what was booted."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
     t = copy.deepcopy(_TEMPLATE)
@@ -169,10 +166,8 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
 def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
                  machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE,
                  metadata: dict[str, str] | None = None) -> dict:
-    """A job any lab with LAVA's stock QEMU device type runs: the images
-    by URL, MACHINE's QEMU options in the context (memory as MEM, less
-    what the stock type sets itself), one console for KUnit and the
-    guest's TAP."""
+    """A job any lab with LAVA's stock QEMU device type runs: the images by
+    URL, MACHINE's options in the context (less what that type sets itself)."""
     for url in (kernel_url, initrd_url):
         if not re.match(r"https?://", url):
             raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
@@ -192,14 +187,12 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
               append: str, timeout_s: int, console: pathlib.Path, guest: pathlib.Path,
               machine: list[str], server: bool = False, qemu: str = "qemu-system-x86_64",
               metadata: dict[str, str] | None = None) -> None:
-    """OUT/job.yaml (and, for lava-run, OUT/device.yaml) for one boot:
-    MACHINE's QEMU options, the console logged to CONSOLE and the guest's
-    port to GUEST. SERVER: a job for the lab's device type (sfp_lab),
-    which takes the options and a run name (sfp_run, 32 random hex
-    digits) from the job's context and has no device file: the worker's
-    QEMU writes NAME.console.log and NAME.guest.log in its device's own
-    directory, and sfp_lab.run_job moves them to CONSOLE and GUEST once
-    the job has ended. ValueError for what cannot be a job."""
+    """OUT/job.yaml and OUT/device.yaml for lava-run to boot MACHINE, the
+    console logged to CONSOLE and the guest's port to GUEST; or (SERVER) a
+    job for the lab's device type, with no device file: the options and a
+    run name (sfp_run) in its context, under which the worker's QEMU writes
+    the logs sfp_lab.run_job moves to CONSOLE and GUEST. ValueError for what
+    cannot be a job."""
     if timeout_s < 1:
         raise ValueError("the timeout wants seconds, 1 or more")
     out.mkdir(parents=True, exist_ok=True)
@@ -238,19 +231,16 @@ class LavaRecord:
     error_type: str = ""
     cases: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
     errors: list[str] = dataclasses.field(default_factory=list)
-    # The boots LAVA made again (the boot action's failure_retry), each
-    # as the error that made it ('boot-image-retry failed: 1 of 2
-    # attempts. ...'): only where LAVA then logged 'Retrying: ...
-    # boot-image-retry' (an error with no time left for another boot is
-    # logged the same way).
+    # The boots LAVA made again (failure_retry), as the errors that made
+    # them: only those LAVA followed with 'Retrying: ... boot-image-retry'
+    # (an error with no time left for another boot reads the same).
     boot_retries: list[str] = dataclasses.field(default_factory=list)
 
     def count(self, definition: str) -> int:
         return len(self.cases.get(definition, []))
 
     def add(self, definition: str, case: str, result: str, meta: dict) -> None:
-        """One result as LAVA records it: the job's own, an action's
-        (not kept), or a test case's (named by the monitor's test_case_id)."""
+        """One of LAVA's results: the job's, an action's (not kept) or a case's."""
         if definition == "lava":
             if case == "job":
                 self.job_result = result
@@ -308,9 +298,8 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
 
 
 def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path) -> int:
-    """CONSOLE and GUEST from a portable job's LOG: every line the target
-    printed, and of those the guest's part (its first 'sfp-begin:' line
-    to 'sfp-done'); the number of console lines."""
+    """CONSOLE (what the target printed) and GUEST (from its first
+    'sfp-begin:' to 'sfp-done') from a portable job's LOG; CONSOLE's lines."""
     lines = []
     for line in sfp_results.text(log).splitlines():
         entry = log_entry(line)
@@ -337,10 +326,8 @@ def case_name(name: str) -> str:
 def disagreements(lava: list[tuple[str, str, str]],
                   logs: list[tuple[str, str, str]]) -> list[str]:
     """Where LAVA's records (definition, case, result) and the cases the
-    host's parser read from the same boot's logs (source, SUITE.CASE,
-    result) disagree, case by case, by LAVA's name of a case (case_name).
-    Results are pass, fail or skip; a case the parser found crashed is a
-    fail."""
+    host's parser read from the logs (source, SUITE.CASE, result) disagree,
+    by LAVA's name of a case; a case the parser found crashed is a fail."""
     def verdict(result: str) -> str:
         return {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
 
@@ -371,8 +358,7 @@ def disagreements(lava: list[tuple[str, str, str]],
 
 
 def boot_command(log: pathlib.Path) -> str:
-    """The QEMU command line lava-run logged ('' when none): to boot the
-    same guest by hand."""
+    """The QEMU command line LAVA logged ('' when none), to boot it by hand."""
     for line in sfp_results.text(log).splitlines():
         if '"Boot command: ' in line:
             msg = (log_entry(line) or {}).get("msg")
@@ -382,10 +368,9 @@ def boot_command(log: pathlib.Path) -> str:
 
 
 def report(rec: LavaRecord, out: pathlib.Path) -> tuple[int, list[str]]:
-    """LAVA's records into OUT/lava-results.tsv (rows of a results TSV,
-    compared case by case with the logs when the Result is made:
-    sfp_report); the status (0; 2 for a timed-out job; 1, the cause in
-    OUT/problem) and the summary's lines."""
+    """LAVA's records into OUT/lava-results.tsv (rows of a results TSV, for
+    sfp_report); the status (0; 2: timed out; 1: the cause in OUT/problem)
+    and the summary's lines."""
     status = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
     with open(out / "lava-results.tsv", "w", encoding="utf-8") as f:
         for definition, cases in rec.cases.items():
