@@ -34,6 +34,7 @@ and serves LAB/images at IMAGE_URL, so the portable path runs here too.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -229,11 +230,9 @@ def _ours(path: pathlib.Path, *ok: str) -> bool:
 def _cmdlines() -> dict[int, str]:
     out = {}
     for d in pathlib.Path("/proc").glob("[0-9]*"):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a process gone meanwhile
             out[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(
                 errors="replace")
-        except (OSError, ValueError):
-            continue
     return out
 
 
@@ -260,10 +259,8 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
     touch: its services running, its devices, or a file of ETC not the lab's."""
     mine = set()
     for pidfile in _pidfiles(lab):
-        try:
+        with contextlib.suppress(FileNotFoundError, ValueError):
             mine.add(int(pidfile.read_text()))
-        except (FileNotFoundError, ValueError):
-            pass
     service = re.compile(r"lava_server\.wsgi|lava-scheduler|lava-worker |lava-server-gunicorn")
     out = [f"a LAVA service this lab did not start runs (pid {pid}: {cmd.strip()[:60]})"
            for pid, cmd in sorted(_cmdlines().items())
