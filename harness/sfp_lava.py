@@ -37,7 +37,6 @@ boot's timeout, since a guest program's cases come when it ends; LAVA
 keeps a case only under its sanitized name (case_name) from 2023.02.
 """
 from __future__ import annotations
-from __future__ import annotations
 
 import copy
 import dataclasses
@@ -145,7 +144,7 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
             body["images"]["kernel"].update(image_arg=f'-kernel {{kernel}} -append "{append}"',
                                             url=scheme + kernel)
             body["images"]["initrd"]["url"] = scheme + initrd
-        else:
+        elif kind in ("boot", "test"):
             if body["namespace"] == "guest" and portable:
                 if kind == "boot":
                     continue
