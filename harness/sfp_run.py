@@ -37,12 +37,11 @@ import pathlib
 import re
 import shlex
 import shutil
-import subprocess
 import signal
 import sys
 import threading
 import time
-from typing import Callable, Iterable, TextIO, TypeVar, cast
+from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar, cast
 
 from harness import sfp_boot
 from harness import sfp_build
@@ -65,10 +64,24 @@ GUEST_FLAGS = {"--extra": "-x", "--bin": "-b", "--dynamic": "-d", "--perf": "-p"
 T = TypeVar("T")
 R = TypeVar("R")
 WORKTREE_GIB = 2  # free space a new worktree and its build need
+_git = sfp_series.git
 
 
 class RunRefused(sfp_errors.Refused):
     """A run that cannot work; the message is the one line the user sees."""
+
+
+class RunFailed(sfp_errors.Failed):
+    """A stage failed; the scripts said why on stderr."""
+
+
+@contextlib.contextmanager
+def _as(error: type[sfp_errors.SfpError], *caught: type[Exception]) -> Iterator[None]:
+    """CAUGHT, raised inside, raised again as ERROR with its message."""
+    try:
+        yield
+    except caught as e:
+        raise error(str(e)) from e
 
 
 # The layout of a line's build directory B (kernel_logs, kernel_wt,
@@ -108,9 +121,7 @@ class Run(sfp_env.OnLine):
 
     @property
     def obj(self) -> pathlib.Path:
-        if self.images:
-            return self.images
-        return kernel_obj(self.build, self.name, ref=bool(self.ref))
+        return self.images or kernel_obj(self.build, self.name, ref=bool(self.ref))
 
     @property
     def worktree(self) -> pathlib.Path:
@@ -118,9 +129,7 @@ class Run(sfp_env.OnLine):
 
     def built_tree(self) -> pathlib.Path:
         """The tree a boot-only run reads (the one an earlier run built)."""
-        if self.tree:
-            return self.tree
-        return self.worktree if self.ref else self.build / "tree"
+        return self.tree or (self.worktree if self.ref else self.build / "tree")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,50 +180,38 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
          choice: sfp_env.LineChoice | None = None) -> Run:
     """The Run the flags and ENV ask for (on the line CHOICE, else ENV's),
     or RunRefused: nothing is touched."""
-    try:
+    with _as(RunRefused, sfp_env.InputError):
         choice = sfp_env.validate(data, env, kind=kind or None, choice=choice)
-    except sfp_env.InputError as e:
-        raise RunRefused(str(e)) from e
     pats = [pathlib.Path(p).resolve() for p in patches or []]
     append = env.get("APPEND", "")
     if kind:
         k = data.kind(kind)
         pats += [ROOT / p for p in k.patches]
         append = " ".join(a for a in (k.append, append) if a)
-    if tree and ref:
-        raise RunRefused("--tree and -r exclude each other")
-    if boot_only and build_only:
-        raise RunRefused("--boot-only and --build-only exclude each other")
-    if pats and not ref:
-        raise RunRefused("-p needs -r (a tree given with --tree is only read)")
-    if images and not boot_only:
-        raise RunRefused("--images needs --boot-only")
+    for bad, why in ((tree and ref, "--tree and -r exclude each other"),
+                     (boot_only and build_only, "--boot-only and --build-only exclude each other"),
+                     (pats and not ref, "-p needs -r (a tree given with --tree is only read)"),
+                     (images and not boot_only, "--images needs --boot-only")):
+        if bad:
+            raise RunRefused(why)
     frags = [pathlib.Path(f) for f in fragments or []]
     xfrags = [pathlib.Path(f) for f in extra_fragments or []]
     for f in pats + frags + xfrags:
         if not f.is_file():
             raise RunRefused(f"'{f}' not found")
-    try:
-        if not boot_only:
+    if not boot_only:
+        with _as(RunRefused, sfp_guest.GuestError):
             sfp_guest.check_inputs(sfp_guest.from_flags(pathlib.Path(), pathlib.Path(), None,
                                                         guest_args or []))
-    except sfp_guest.GuestError as e:
-        raise RunRefused(str(e)) from e
-    t = None
-    if tree:
-        if not pathlib.Path(tree).is_dir():
-            raise RunRefused(f"kernel tree '{tree}' does not exist")
-        if not sfp_prepare.is_kernel_tree(pathlib.Path(tree)):
-            raise RunRefused(f"'{tree}' is not a kernel source tree")
-        t = pathlib.Path(tree).resolve()
-        name = name or t.name
-    if ref:
-        name = name or re.sub(r"[^A-Za-z0-9._-]", "-", ref)
-    name = name or "patched"
+    if tree and not pathlib.Path(tree).is_dir():
+        raise RunRefused(f"kernel tree '{tree}' does not exist")
+    if tree and not sfp_prepare.is_kernel_tree(pathlib.Path(tree)):
+        raise RunRefused(f"'{tree}' is not a kernel source tree")
+    t = pathlib.Path(tree).resolve() if tree else None
+    name = name or (t.name if t else re.sub(r"[^A-Za-z0-9._-]", "-", ref)) or "patched"
     if not NAME_RE.match(name):
         raise RunRefused(f"name '{name}' may only use letters, digits, '.', '_' and '-'")
-    b = choice.build
-    log = pathlib.Path(os.path.abspath(logdir)) if logdir else kernel_logs(b, name)
+    log = pathlib.Path(os.path.abspath(logdir)) if logdir else kernel_logs(choice.build, name)
     run = Run(choice=choice, name=name, kind=kind, tree=t, ref=ref,
               patches=tuple(pats), fragments=tuple(frags), extra_fragments=tuple(xfrags),
               guest_args=tuple(guest_args or ()), logdir=log, logdir_given=bool(logdir),
@@ -231,56 +228,49 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
     return run
 
 
+# RunRequest's fields, in sfp run's order, and the option each is in sfp run's command line
+_OPTIONS = (("kind", "-K"), ("tree", "--tree"), ("ref", "-r"), ("patches", "-p"), ("name", "-n"),
+            ("fragments", "--only-fragment"), ("extra_fragments", "-f"), ("guest_args", ""),
+            ("logdir", "-l"), ("build_only", "--build-only"), ("boot_only", "--boot-only"),
+            ("images", "--images"))
+
+
 def request_of(args: argparse.Namespace) -> RunRequest:
     """sfp run's parsed options, typed."""
-    return RunRequest(
-        kind=args.kind or "", tree=args.tree or "", ref=args.ref or "", patches=tuple(args.patch),
-        name=args.name or "", fragments=tuple(args.only_fragment),
-        extra_fragments=tuple(args.fragment), guest_args=tuple(args.guest_args),
-        logdir=args.logdir or "", build_only=args.build_only, boot_only=args.boot_only,
-        images=args.images or "")
+    dest = {"patches": "patch", "fragments": "only_fragment", "extra_fragments": "fragment"}
+    kw: dict[str, Any] = {}
+    for field, _ in _OPTIONS:
+        v = getattr(args, dest.get(field, field))
+        kw[field] = tuple(v) if isinstance(v, list) else "" if v is None else v
+    return RunRequest(**kw)
 
 
 def command(req: RunRequest) -> str:
     """REQ as the sfp run command a person would type (for messages)."""
-    words = ["./sfp", "run"]
-    for flag, value in (("-K", req.kind), ("--tree", req.tree), ("-r", req.ref)):
-        if value:
-            words += [flag, value]
-    for p in req.patches:
-        words += ["-p", p]
-    if req.name:
-        words += ["-n", req.name]
-    for f in req.fragments:
-        words += ["--only-fragment", f]
-    for f in req.extra_fragments:
-        words += ["-f", f]
     long = {short: flag for flag, short in GUEST_FLAGS.items()}
-    words += [long.get(a, a) for a in req.guest_args]
-    if req.logdir:
-        words += ["-l", req.logdir]
-    words += ["--build-only"] * req.build_only + ["--boot-only"] * req.boot_only
-    if req.images:
-        words += ["--images", req.images]
+    words = ["./sfp", "run"]
+    for field, flag in _OPTIONS:
+        v = getattr(req, field)
+        if isinstance(v, bool):
+            words += [flag] * v
+        elif field == "guest_args":
+            words += [long.get(a, a) for a in v]
+        else:
+            for x in v if isinstance(v, tuple) else [v] * bool(v):
+                words += [flag, x]
     return shlex.join(words)
 
 
 def plan_request(data: Data, env: dict[str, str], req: RunRequest) -> Run:
     """plan() of a RunRequest."""
-    return plan(data, env, kind=req.kind, tree=req.tree, ref=req.ref, patches=list(req.patches),
-                name=req.name, fragments=list(req.fragments),
-                extra_fragments=list(req.extra_fragments), guest_args=list(req.guest_args),
-                logdir=req.logdir, build_only=req.build_only, boot_only=req.boot_only,
-                images=req.images, reproducible=req.reproducible, choice=req.choice)
+    return plan(data, env, **{f.name: getattr(req, f.name) for f in dataclasses.fields(req)})
 
 
 def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
-    """The config fragments a kernel of TREE gets: kernel-config/base.config
-    (what the harness needs), then what TREE's tests say they need in
-    their own files, where TREE has them: kernel/sched/tests/.kunitconfig
-    (the series' KUnit suites, with kernel-config/kunit.config to run
-    them at boot, and kernel-config/kunit-cert.config where TREE has the
-    certification tier's option) and tools/testing/selftests/sched/config."""
+    """The config fragments a kernel of TREE gets: kernel-config/base.config,
+    then where TREE has them its tests' own (kernel/sched/tests/.kunitconfig with
+    kernel-config/kunit.config, and kunit-cert.config where TREE has the
+    certification tier's option; tools/testing/selftests/sched/config)."""
     out = [ROOT / "kernel-config" / "base.config"]
     kconfig = tree / "lib" / "Kconfig.debug"
     ktext = kconfig.read_text(errors="replace") if kconfig.is_file() else ""
@@ -314,39 +304,24 @@ def kind_fragments(data: Data, kind: str, tree: pathlib.Path, line: str = "",
     return frags[:1] + [gen] + own + frags[1:]
 
 
-# --- the report's header: what was built from what ------------------------------
-
-def _git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> \
-        subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                          check=False, env=env)
-
-
-def patch_states(tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
-    try:
-        series = sfp_series.load(patches)
-    except sfp_series.SeriesError as e:
-        raise RunRefused(str(e)) from e
-    return [f"{name}\t{state}" for name, state in sfp_series.states(tree, series)]
-
-
 def has_sched_debug_race(tree: pathlib.Path) -> bool:
     """TREE's avg_vruntime() writes cfs_rq state and print_cfs_rq() still
     calls it after dropping the rq lock: it lacks upstream e08d007f9d81."""
-    def has(rel: str, text: str) -> bool:
-        p = tree / rel
-        return p.is_file() and text in p.read_text(errors="replace")
-    return has("kernel/sched/fair.c", "update_zero_vruntime(cfs_rq, delta)") and \
-        has("kernel/sched/debug.c", "SPLIT_NS(avg_vruntime(cfs_rq))")
+    return all((tree / rel).is_file() and text in (tree / rel).read_text(errors="replace")
+               for rel, text in (("kernel/sched/fair.c", "update_zero_vruntime(cfs_rq, delta)"),
+                                 ("kernel/sched/debug.c", "SPLIT_NS(avg_vruntime(cfs_rq))")))
 
 
 def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
+    """The report's first lines: what was built from what."""
     out = [f"sched-fastpath run '{run.name}', {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
            f"  tree:    {tree}"]
     src = sfp_prepare.wt_meta(tree, "source")
     if src:
+        with _as(RunRefused, sfp_series.SeriesError):
+            series = sfp_series.load(patches)
         out.append(f"  source:  {src}")
-        out += [f"  patch:   {s}" for s in patch_states(tree, patches)]
+        out += [f"  patch:   {name}\t{state}" for name, state in sfp_series.states(tree, series)]
     if run.ref:
         out.append(f"  ref:     {run.ref}" + "".join(f" + {p.name}" for p in run.patches))
     release = run.obj / "include" / "config" / "kernel.release"
@@ -365,8 +340,6 @@ def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
                 "(docs/background.md)"]
     return out
 
-
-# --- the stages ---------------------------------------------------------------------
 
 class Stages:
     """Wall-clock stage times: '==> NAME' and '<== NAME: Ns' on stderr, and
@@ -410,10 +383,6 @@ class _Tee:
             st.flush()
 
 
-class RunFailed(sfp_errors.Failed):
-    """A stage failed; the scripts said why on stderr."""
-
-
 def prepare_logs(run: Run) -> None:
     """The last run's logs of this name become NAME.prev (one generation);
     a log directory given with -l is the caller's, and emptied."""
@@ -431,6 +400,7 @@ def prepare_logs(run: Run) -> None:
 
 def checkout_ref(run: Run, tree: pathlib.Path, env: dict[str, str],
                  say: Callable[[str], None]) -> pathlib.Path:
+    """RUN's ref of TREE checked out in RUN's worktree, its patches applied."""
     rev = _git(tree, "rev-parse", "-q", "--verify", f"{run.ref}^{{commit}}")
     if rev.returncode:
         raise RunRefused(f"the work tree {tree} has no commit '{run.ref}'")
@@ -463,7 +433,7 @@ def checkout_ref(run: Run, tree: pathlib.Path, env: dict[str, str],
 
 def execute(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None]) -> RunResult:
     """Run's stages; what they gave (status 0: every case passed). A stage
-    that fails raises RunFailed, its 'stages' the times of those that ran."""
+    that fails raises an SfpError, its 'stages' the times of those that ran."""
     prepare_logs(run)
     stages = Stages(run.logdir / "stage-times.tsv")
     try:
@@ -477,61 +447,48 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
             stages: Stages) -> RunResult:
     tree = run.built_tree() if run.boot_only else run.tree
     if tree is None:
-        with stages.stage("tree"):
-            try:
-                sfp_prepare.prepare(data, env, "", "", say, run.choice)
-            except (sfp_prepare.PrepareError, sfp_env.InputError) as e:
-                raise RunFailed(str(e)) from e
+        # A bad setting found now is a failed run, not one refused before any work.
+        with stages.stage("tree"), _as(RunFailed, sfp_env.InputError):
+            sfp_prepare.prepare(data, env, "", "", say, run.choice)
             tree = run.build / "tree"
             if run.ref:
                 tree = checkout_ref(run, tree, env, say)
     if not run.boot_only:
         with stages.stage("build"):
-            try:
-                frags = list(run.fragments) or (
-                    kind_fragments(data, run.kind, tree, run.line, env, run.obj) if run.kind
-                    else default_fragments(tree))
-                sfp_build.build(tree, run.obj, frags + list(run.extra_fragments), run.line,
-                                data.lines[run.line].config_absent, run.build, say, env,
-                                reproducible=run.reproducible)
-            except (sfp_build.BuildError, sfp_distro.DistroError) as e:
-                raise RunFailed(str(e)) from e
-            (run.obj / "fragments.txt").write_text(
-                "".join(f"{f.name} " for f in frags + list(run.extra_fragments)))
+            frags = (list(run.fragments) or (
+                kind_fragments(data, run.kind, tree, run.line, env, run.obj) if run.kind
+                else default_fragments(tree))) + list(run.extra_fragments)
+            sfp_build.build(tree, run.obj, frags, run.line,
+                            data.lines[run.line].config_absent, run.build, say, env,
+                            reproducible=run.reproducible)
+            (run.obj / "fragments.txt").write_text("".join(f"{f.name} " for f in frags))
             if run.kind and data.kind(run.kind).distro:
                 (run.logdir / "distro-options.md").write_text(sfp_distro.table(
                     data, run.line, tree, env, {run.kind: run.obj / ".config"}))
                 say(f"the scheduler's options, the distribution's and this kernel's: "
                     f"{run.logdir}/distro-options.md")
         with stages.stage("guest"):
-            try:
-                sfp_guest.build(sfp_guest.from_flags(run.obj, run.obj / "initramfs.cpio.gz",
-                                                     tree, run.guest_args), say)
-            except sfp_guest.GuestError as e:
-                raise RunFailed(str(e)) from e
+            sfp_guest.build(sfp_guest.from_flags(run.obj, run.obj / "initramfs.cpio.gz",
+                                                 tree, run.guest_args), say)
     if run.build_only:
         say(f"built {run.obj}/arch/x86/boot/bzImage and {run.obj}/initramfs.cpio.gz")
         return RunResult(0, obj=run.obj, logdir=run.logdir, stages=tuple(stages.times))
 
     with stages.stage("boot"):
         req = boot_request(run, env)
-        try:
+        # After the build, a refused boot is a failed run, not one refused
+        # before any work. BootNoResult (no report, so no results.tsv) ends
+        # the run: the boot is judged 'no result'.
+        with _as(RunFailed, sfp_boot.BootRefused):
             problem = sfp_boot.boot(req, data, say)
-        except sfp_boot.BootRefused as e:
-            # After the build: the run failed, it was not refused before any work.
-            raise RunFailed(str(e)) from e
-        except sfp_boot.BootNoResult as e:
-            # No report, so no results.tsv: the boot is judged 'no result'.
-            raise RunFailed(str(e)) from e
         if problem:
             sys.stderr.write(sfp_boot.last_lines(req.logdir / "console.log"))
             print(f"sfp: error: {problem}", file=sys.stderr, flush=True)
 
     report = run.logdir / "report.txt"
-    patches = run.choice.patches
     with stages.stage("tests"), open(report, "w", encoding="utf-8") as rep, \
             contextlib.redirect_stdout(cast(TextIO, _Tee(sys.stdout, rep))):
-        print("\n".join(header(run, tree, patches)))
+        print("\n".join(header(run, tree, run.choice.patches)))
         rep_error = ""
         try:
             rep_rc = sfp_report.report(run.logdir, tree, run.obj)
@@ -603,8 +560,7 @@ def _interrupted(signum: int, frame: object) -> None:
 
 def _run_child(req: RunRequest, env: dict[str, str], out: str,
                conn: multiprocessing.connection.Connection) -> None:
-    """run_logged's process: REQ run with ENV as its environment, stdout
-    and stderr into OUT; the RunResult sent on CONN."""
+    """run_logged's process: REQ run with ENV, its output into OUT, its RunResult on CONN."""
     signal.signal(signal.SIGTERM, _interrupted)  # as sfp does: a LAVA job is cancelled
     signal.signal(signal.SIGINT, _interrupted)
     os.environ.clear()
@@ -627,10 +583,8 @@ def _run_child(req: RunRequest, env: dict[str, str], out: str,
         print("sfp: interrupted", file=sys.stderr, flush=True)
         res = RunResult(130, "interrupted")
     sys.stdout.flush()
-    try:
+    with contextlib.suppress(OSError):  # the caller has gone
         conn.send(res)
-    except OSError:  # the caller has gone
-        pass
     conn.close()
 
 
@@ -675,8 +629,7 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
 
 
 def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
-    """FN of each of ITEMS, WORKERS at a time, in threads that wait on
-    run_logged's runs; the results in ITEMS' order (wait_runs)."""
+    """FN of each of ITEMS, WORKERS at a time, in threads; the results in order."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
     return wait_runs(pool, (pool.submit(fn, x) for x in items))
 
@@ -706,8 +659,8 @@ def _result(f: concurrent.futures.Future[R]) -> R:
 
 
 def stop_runs() -> None:
-    """SIGTERM to every run a caller waits for (each cancels its LAVA job
-    as sfp does on SIGTERM), and wait for them; no run starts after this."""
+    """SIGTERM to every run a caller waits for (each cancels its LAVA job),
+    and wait for them; no run starts after this."""
     with _LIVE_LOCK:
         _STOPPED.set()
         live = list(_LIVE)
