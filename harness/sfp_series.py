@@ -1,18 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A line's series: read it, back its features out of a source, apply it,
-and say per patch what happened. Nothing else in the project applies or
-backs out a patch.
-
-patches/LINE/series has up to three sections, each opened by a comment
-line: '# prerequisites' (fixes both kernels need), '# features' (backed
-out of a source that contains them) and '# generated' (the test
-patches). Patches before any section are features.
-
-A patch whose context differs from the tree goes in (or out) with a
-three-way merge when THREEWAY_FROM names a work tree prepared from a
-known-good source of the line: its objects hold the blobs the patch was
-made from, and are read through GIT_ALTERNATE_OBJECT_DIRECTORIES, never
-written into the repository being changed.
+"""A line's series (docs/series.md): read it, back its features out of a
+source, apply it, and say per patch what happened. Nothing else in the
+project applies or backs out a patch. With THREEWAY_FROM (a work tree
+prepared from a known-good source of the line), a patch whose context
+differs goes in or out with a three-way merge, reading the blobs it was
+made from through GIT_ALTERNATE_OBJECT_DIRECTORIES, never writing them
+into the repository being changed.
 """
 from __future__ import annotations
 
@@ -30,11 +23,21 @@ from harness import sfp_errors
 
 GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
 ROLES = ("prereq", "feature", "test")
+# patches/LINE/series's sections; patches before any section are features.
 _SECTIONS = (("# prerequisites", "prereq"), ("# features", "feature"), ("# generated", "test"))
+# What the work tree did with a patch of a role, by whether 'base' contains it (states).
+_STATES = {"prereq": ("prerequisite, not in the source: applied",
+                      "prerequisite, in the source: skipped"),
+           "feature": ("feature, not in the source: applied",
+                       "feature, in the source: backed out, re-applied")}
 
 
 class SeriesError(sfp_errors.Failed):
     """The series cannot be read; the message is one line."""
+
+
+class GitFailed(sfp_errors.Failed):
+    """A git command that must work did not."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,16 +57,14 @@ def load(patches: pathlib.Path) -> list[Patch]:
         raise SeriesError(f"no series file at {sfile}")
     role, out = "feature", []
     for ln in sfile.read_text().splitlines():
-        for head, r in _SECTIONS:
-            if ln.startswith(head):
-                role = r
-                break
-        else:
-            nm = "".join(ln.split("#", 1)[0].split())
-            if nm:
-                if not (patches / nm).is_file():
-                    raise SeriesError(f"patches/series names {nm}, which is not in {patches}")
-                out.append(Patch(patches / nm, role))
+        section = next((r for head, r in _SECTIONS if ln.startswith(head)), "")
+        nm = "".join(ln.split("#", 1)[0].split())
+        if section:
+            role = section
+        elif nm:
+            if not (patches / nm).is_file():
+                raise SeriesError(f"patches/series names {nm}, which is not in {patches}")
+            out.append(Patch(patches / nm, role))
     if not out:
         raise SeriesError(f"{sfile} names no patches")
     return out
@@ -78,18 +79,10 @@ def series_hash(series: list[Patch]) -> str:
 
 
 def subject(patch: pathlib.Path) -> str:
-    """The Subject of a git format-patch file, unfolded, without its
-    [PATCH n/m] prefix."""
-    lines = patch.read_text(encoding="utf-8", errors="replace").splitlines()
-    for i, ln in enumerate(lines):
-        if ln.startswith("Subject: "):
-            s = ln
-            for more in lines[i + 1:]:
-                if more[:1] not in (" ", "\t"):
-                    break
-                s += more
-            return re.sub(r"^Subject: (\[PATCH[^]]*\] )?", "", s)
-    return ""
+    """The Subject of a git format-patch file, unfolded, without its [PATCH n/m] prefix."""
+    text = "\n".join(patch.read_text(encoding="utf-8", errors="replace").splitlines())
+    m = re.search(r"^Subject: .*(?:\n[ \t].*)*", text, re.M)
+    return re.sub(r"^Subject: (\[PATCH[^]]*\] )?", "", m.group(0).replace("\n", "")) if m else ""
 
 
 def kernel_version(tree: pathlib.Path) -> str:
@@ -113,10 +106,6 @@ def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bo
     return git(tree, *args, env=env).returncode == 0
 
 
-class GitFailed(sfp_errors.Failed):
-    """A git command that must work did not."""
-
-
 def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
     r = git(tree, *args, stdin=stdin)
     if r.returncode:
@@ -126,8 +115,7 @@ def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
 
 
 def in_rev(tree: pathlib.Path, rev: str, patch: pathlib.Path) -> bool:
-    """PATCH is in REV of TREE: it reverses cleanly there (a scratch index:
-    TREE is not touched)."""
+    """PATCH is in REV of TREE: it reverses cleanly there (in a scratch index)."""
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
         return _ok(tree, "read-tree", rev, env=env) and \
@@ -136,49 +124,37 @@ def in_rev(tree: pathlib.Path, rev: str, patch: pathlib.Path) -> bool:
 
 def states(tree: pathlib.Path, series: list[Patch]) -> list[tuple[str, str]]:
     """Per patch, its role and what the work tree did with it, from 'base'."""
-    out = []
-    for p in series:
-        if p.role == "prereq":
-            s = "prerequisite, in the source: skipped" if in_rev(tree, "base", p.path) else \
-                "prerequisite, not in the source: applied"
-        elif p.role == "feature":
-            s = "feature, in the source: backed out, re-applied" \
-                if in_rev(tree, "base", p.path) else "feature, not in the source: applied"
-        else:
-            s = "test: applied"
-        out.append((p.name, s))
-    return out
+    return [(p.name, _STATES[p.role][in_rev(tree, "base", p.path)] if p.role in _STATES
+             else "test: applied") for p in series]
 
 
 def paths(patches: pathlib.Path) -> list[str]:
-    """The paths of a kernel tree that the patches in PATCHES change and do
-    not create (in any of them), and the top Makefile: enough of a source
-    for the series to apply and for series-base to be checked. Sorted."""
-    seen: dict[str, None] = {}
+    """The paths the patches in PATCHES change and none creates, and the top
+    Makefile, sorted: enough of a source to apply the series and check series-base."""
+    seen: set[str] = set()
     created: set[str] = set()
-    for patch in sorted(patches.glob("*.patch")):
+    for patch in patches.glob("*.patch"):
         f = ""
         for ln in patch.read_text(encoding="utf-8", errors="replace").splitlines():
             m = re.match(r"^diff --git a/(\S+)", ln)
             if m:
                 f = m.group(1)
-                seen.setdefault(f)
+                seen.add(f)
             elif ln.startswith("new file mode "):
                 created.add(f)
-    return sorted({"Makefile", *(x for x in seen if x not in created)})
+    return sorted({"Makefile", *(seen - created)})
 
 
 def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev: str = "HEAD",
               extra: tuple[str, ...] = ()) -> None:
-    """The files of SRC that paths() names, as a git tree with one commit on
-    branch 'base'. SRC is a source tarball, a kernel git checkout (its REV)
-    or a source directory. EXTRA (a git checkout only): files or
-    directories taken too where REV has them. GitFailed when it cannot."""
+    """The files of SRC (a tarball, a git checkout's REV or a directory) that
+    paths() names, and with a git checkout EXTRA's where REV has them, as a
+    git tree with one commit on branch 'base'."""
     want = paths(patches)
     dest.mkdir(parents=True, exist_ok=True)
+    if extra and not (src / ".git").exists():
+        raise GitFailed("extra paths need a git checkout")
     if src.is_file():
-        if extra:
-            raise GitFailed("extra paths need a git checkout")
         with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE, text=True,
                               stderr=subprocess.DEVNULL) as lst:
             assert lst.stdout
@@ -198,8 +174,6 @@ def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev:
         if arch.wait() or untar.returncode:
             raise GitFailed(f"cannot extract the series' files from {src} at {rev}")
     else:
-        if extra:
-            raise GitFailed("extra paths need a git checkout")
         for w in want:
             (dest / w).parent.mkdir(parents=True, exist_ok=True)
             if subprocess.run(["cp", "-a", str(src / w), str(dest / w)], check=False).returncode:
@@ -210,9 +184,8 @@ def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev:
 
 
 def selftests_diff(tree: pathlib.Path) -> bytes:
-    """What 'patched' adds to 'baseline' under tools/testing/selftests: the
-    series' kselftests, for a baseline kernel that runs them (make mutate,
-    make stress). SeriesError if that is nothing."""
+    """What 'patched' adds to 'baseline' under tools/testing/selftests (the
+    series' kselftests, for a baseline kernel that runs them); never nothing."""
     diff = subprocess.run(["git", "-C", str(tree), "diff", "baseline", "patched", "--",
                            "tools/testing/selftests"], capture_output=True, check=False)
     if diff.returncode or not diff.stdout:
@@ -221,16 +194,14 @@ def selftests_diff(tree: pathlib.Path) -> bytes:
 
 
 def features_end(tree: pathlib.Path, series: list[Patch]) -> str:
-    """The commit of TREE's 'patched' after the last feature patch (the
-    test patches are the series' last ones)."""
+    """The commit of TREE's 'patched' after the last feature patch."""
     ntests = sum(p.role == "test" for p in series)
     return _must(tree, "rev-parse", f"patched~{ntests}").strip()
 
 
 def source_fixed(tree: pathlib.Path, series: list[Patch]) -> str:
-    """The tree id of TREE's 'base' plus the prerequisite fixes it lacks,
-    made in a scratch index: what the feature patches on series-base must
-    give back. GitFailed if a prerequisite does not apply."""
+    """The tree id of TREE's 'base' plus the prerequisite fixes it lacks (in
+    a scratch index): what the feature patches on series-base must give back."""
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, GIT_INDEX_FILE=str(pathlib.Path(d) / "index"))
         if not _ok(tree, "read-tree", "base", env=env):
@@ -252,11 +223,9 @@ def _conflicts(tree: pathlib.Path) -> str:
 
 @dataclasses.dataclass
 class BackOut:
-    """Per feature patch (by its index in the series): contained (it
-    reverse-applied: backed out), drifted (backed out with a three-way
-    merge), absent (it applies: nothing to back out) or stuck (neither;
-    the tree is left as it was, conflicts names the files a merge
-    conflicted in)."""
+    """Per feature patch (by index): contained (backed out), drifted (backed
+    out three-way), absent (it applies) or stuck (neither; the tree is left
+    as it was, conflicts names the files a merge conflicted in)."""
     state: dict[int, str] = dataclasses.field(default_factory=dict)
     conflicts: dict[int, str] = dataclasses.field(default_factory=dict)
     backed_out: int = 0
@@ -265,13 +234,10 @@ class BackOut:
 def back_out(tree: pathlib.Path, series: list[Patch],
              threeway_from: pathlib.Path | None = None) -> BackOut:
     """On TREE's checked-out branch, back out, newest first, every feature
-    patch TREE contains, one commit each. GitFailed when git fails."""
+    patch TREE contains, one commit each."""
     res = BackOut()
     version = kernel_version(tree)
-    for i in range(len(series) - 1, -1, -1):
-        p = series[i]
-        if p.role != "feature":
-            continue
+    for i, p in reversed([(i, p) for i, p in enumerate(series) if p.role == "feature"]):
         how = ""
         if _ok(tree, "apply", "--check", "-R", str(p.path)):
             _must(tree, "apply", "-R", "--index", str(p.path))
@@ -347,20 +313,13 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
         else:
             git(tree, "am", "--abort")
             where = _first_hunk(err, p.path)
-            am3 = None
-            if threeway_from:
-                am3 = git(tree, *GIT_ID, "am", "-q", "--3way", str(p.path),
-                           env=_threeway(threeway_from))
+            am3 = git(tree, *GIT_ID, "am", "-q", "--3way", str(p.path),
+                      env=_threeway(threeway_from)) if threeway_from else None
             if am3 is not None and am3.returncode == 0:
-                res.how[i] = "3way"
-                res.where[i] = where
+                res.how[i], res.where[i] = "3way", where
             else:
-                if am3 is not None:
-                    err = am3.stderr
-                res.failed = i
-                res.fail_where = where
-                res.fail_conflicts = _conflicts(tree)
-                res.fail_err = next((ln for ln in err.splitlines()
+                res.failed, res.fail_where, res.fail_conflicts = i, where, _conflicts(tree)
+                res.fail_err = next((ln for ln in (am3.stderr if am3 else err).splitlines()
                                      if ln.startswith(("error", "CONFLICT"))), "")
                 git(tree, "am", "--abort")
                 return res
@@ -370,8 +329,7 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
 
 
 def load_tiers(patches: pathlib.Path) -> tuple[list[Patch], list[Patch]]:
-    """The tiers of the series in PATCHES; SeriesError without a test
-    patch."""
+    """The tiers of the series in PATCHES; SeriesError without a test patch."""
     upstream, cert = tiers(load(patches))
     if not upstream:
         raise SeriesError(f"{patches}/series has no test patches")
@@ -379,24 +337,20 @@ def load_tiers(patches: pathlib.Path) -> tuple[list[Patch], list[Patch]]:
 
 
 def tiers(series: list[Patch]) -> tuple[list[Patch], list[Patch]]:
-    """The test patches as (upstream tier, certification tier): gen-patches
-    writes the upstream tier's patch first, the certification tier's after
-    it."""
+    """The test patches as (upstream tier, certification tier), in gen-patches' order."""
     tests = [p for p in series if p.role == "test"]
     return tests[:1], tests[1:]
 
 
 def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch]) -> str:
-    """DEST, a git worktree of TREE's repository at 'base' (the source as
-    given, with the features it has) plus PATCHES by git am; made again
-    from 'base' each time. Its HEAD."""
+    """DEST, a git worktree of TREE at 'base' (the source as given) plus
+    PATCHES by git am, made again each time; its HEAD."""
     if not _ok(tree, "rev-parse", "-q", "--verify", "base"):
         raise SeriesError(f"the work tree {tree} has no branch 'base': run 'make prepare'")
     if dest.exists() and not (dest / ".git").is_file():
         raise SeriesError(f"'{dest}' exists and is not a worktree of {tree}: move it away")
     if dest.exists() and not _ok(dest, "rev-parse", "--verify", "-q", "HEAD"):
-        # A worktree whose repository went away (make clean-tree of an
-        # older version): made again.
+        # Its repository went away (make clean-tree of an older version).
         shutil.rmtree(dest)
     if dest.exists():
         git(dest, "am", "--abort")
@@ -424,8 +378,7 @@ def listed_dirs(tree: pathlib.Path) -> list[str]:
 
 
 def new_files_covered(text: str, listed: list[str]) -> bool:
-    """The patch TEXT creates files, each under a directory of LISTED:
-    checkpatch's 'does MAINTAINERS need updating?' (FILE_PATH_CHANGES),
-    which it asks of every new file, has its answer already."""
+    """The patch TEXT creates files, each under a directory of LISTED: the
+    answer to checkpatch's 'does MAINTAINERS need updating?' (FILE_PATH_CHANGES)."""
     new = re.findall(r"^diff --git a/\S+ b/(\S+)\nnew file mode", text, re.M)
     return bool(new) and all(any(f.startswith(d) for d in listed) for f in new)
