@@ -60,6 +60,17 @@ SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it
 TARBALL = (".tar", ".tar.xz", ".tar.gz", ".tgz", ".tar.bz2")
 
 
+class PrepareError(sfp_errors.Failed):
+    """The work tree cannot be prepared; the message is one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    path: pathlib.Path
+    kind: str  # git, dir or tar
+    id: str    # what the work tree records it was made from
+
+
 def is_kernel_tree(d: pathlib.Path) -> bool:
     """A Linux source tree with the files the series touches."""
     mk = d / "Makefile"
@@ -70,12 +81,8 @@ def is_kernel_tree(d: pathlib.Path) -> bool:
 def wt_meta(tree: pathlib.Path, key: str) -> str:
     """One value of the work tree's metadata (git notes under refs/notes/sfp)."""
     rev = "refs/sfp/prepared" if key == "series" else "base"
-    out = subprocess.run(["git", "-C", str(tree), "notes", "--ref=sfp", "show", rev],
-                         capture_output=True, text=True, check=False).stdout
-    for ln in out.splitlines():
-        if ln.startswith(key + " "):
-            return ln[len(key) + 1:]
-    return ""
+    out = S.git(tree, "notes", "--ref=sfp", "show", rev).stdout
+    return next((ln[len(key) + 1:] for ln in out.splitlines() if ln.startswith(key + " ")), "")
 
 
 def existing(path: pathlib.Path) -> pathlib.Path:
@@ -89,26 +96,24 @@ def free_gib(path: pathlib.Path) -> int:
     return shutil.disk_usage(existing(path)).free // (1 << 30)
 
 
-class PrepareError(sfp_errors.Failed):
-    """The work tree cannot be prepared; the message is one line."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Source:
-    path: pathlib.Path
-    kind: str  # git, dir or tar
-    id: str    # what the work tree records it was made from
+def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) -> None:
+    """Refuse when the file system holding WHERE has less than GIB GiB free."""
+    if env.get("SFP_NO_SPACE_CHECK", "0") != "0":
+        return
+    d = existing(where)
+    if (have := free_gib(d)) < gib:
+        raise PrepareError(f"{what} needs about {gib} GiB free where {d} is; there are {have} "
+                           f"GiB (df -h {d}): free some, or point BUILD= (or TMPDIR=) elsewhere; "
+                           "SFP_NO_SPACE_CHECK=1 runs anyway")
 
 
 def source_hint(data: Data, line: str) -> str:
     """How to give LINE a source, for messages."""
-    var = "SFP_SRC_" + line.replace(".", "_")
     pkg = data.lines[line].debian_package
-    if pkg:
-        return (f"install {pkg} (make setup), or give a tree as KSRC=/path/to/linux or "
-                f"{var}=/path/to/linux")
-    return f"no Debian package carries {line}: give a tree as KSRC=/path/to/linux or " \
-        f"{var}=/path/to/linux"
+    var = "SFP_SRC_" + line.replace(".", "_")
+    give = f"give a tree as KSRC=/path/to/linux or {var}=/path/to/linux"
+    return f"install {pkg} (make setup), or {give}" if pkg else \
+        f"no Debian package carries {line}: {give}"
 
 
 def _git(tree: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
@@ -134,25 +139,11 @@ def _no_links(src: pathlib.Path, dst: pathlib.Path) -> list[str]:
         return ["--no-hardlinks"]
 
 
-def need_space(where: pathlib.Path, gib: int, what: str, env: dict[str, str]) -> None:
-    """Refuse when the file system holding WHERE has less than GIB GiB free."""
-    if env.get("SFP_NO_SPACE_CHECK", "0") != "0":
-        return
-    d = existing(where)
-    have = free_gib(d)
-    if have < gib:
-        raise PrepareError(f"{what} needs about {gib} GiB free where {d} is; there are {have} "
-                           f"GiB (df -h {d}): free some, or point BUILD= (or TMPDIR=) elsewhere; "
-                           "SFP_NO_SPACE_CHECK=1 runs anyway")
-
-
 def _source_from_meta(meta: str) -> str:
-    if meta.startswith("dir:"):
-        return meta[4:]
-    for pre in ("git:", "tar:"):
-        if meta.startswith(pre):
-            return meta[len(pre):].rpartition("@")[0] or meta[len(pre):]
-    return meta
+    kind, sep, rest = meta.partition(":")
+    if not sep or kind not in ("dir", "git", "tar"):
+        return meta
+    return rest if kind == "dir" else rest.rpartition("@")[0] or rest
 
 
 def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: str,
@@ -189,19 +180,19 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
             raise PrepareError(f"'{p}' is not a kernel source tree (no Makefile with PATCHLEVEL, "
                                "or no kernel/sched/fair.c)")
         top = _git(p, "rev-parse", "--show-toplevel").stdout.strip()
-        if top and pathlib.Path(top) == p:
-            if _git(p, "status", "--porcelain", "--untracked-files=no").stdout.strip():
-                raise PrepareError(f"'{p}' has uncommitted changes; commit or stash them (the "
-                                   "work tree is a clone of HEAD and would not see them)")
-            return Source(p, "git", f"git:{p}@{_must(p, 'rev-parse', 'HEAD').strip()}")
-        return Source(p, "dir", f"dir:{p}")
-    if p.is_file():
-        if not p.name.endswith(TARBALL):
-            raise PrepareError(f"'{p}' is neither a directory nor a .tar[.xz|.gz|.bz2] kernel "
-                               "tarball")
-        st = p.stat()
-        return Source(p, "tar", f"tar:{p}@{st.st_size}-{int(st.st_mtime)}")
-    raise PrepareError(f"'{p}' is not a directory or a file")
+        if not top or pathlib.Path(top) != p:
+            return Source(p, "dir", f"dir:{p}")
+        if _git(p, "status", "--porcelain", "--untracked-files=no").stdout.strip():
+            raise PrepareError(f"'{p}' has uncommitted changes; commit or stash them (the "
+                               "work tree is a clone of HEAD and would not see them)")
+        return Source(p, "git", f"git:{p}@{_must(p, 'rev-parse', 'HEAD').strip()}")
+    if not p.is_file():
+        raise PrepareError(f"'{p}' is not a directory or a file")
+    if not p.name.endswith(TARBALL):
+        raise PrepareError(f"'{p}' is neither a directory nor a .tar[.xz|.gz|.bz2] kernel "
+                           "tarball")
+    st = p.stat()
+    return Source(p, "tar", f"tar:{p}@{st.st_size}-{int(st.st_mtime)}")
 
 
 class Preparer:
@@ -227,15 +218,15 @@ class Preparer:
         except S.GitFailed as e:
             raise PrepareError(str(e)) from e
         if r.failed is not None:
-            msg = (f"{self.series[r.failed].name} neither applies to nor is contained in "
-                   f"{self.src.path} ({S.kernel_version(tree)}): first failing hunk in "
-                   f"{r.fail_where}")
-            if self.threeway:
-                msg += f"; a three-way merge conflicts in {r.fail_conflicts or '?'}"
-            msg += f"; known to work: {self.data.lines[self.line].known_good}"
-            if not self.threeway:
-                msg += "; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge"
-            raise PrepareError(msg)
+            merge = f"; a three-way merge conflicts in {r.fail_conflicts or '?'}" \
+                if self.threeway else ""
+            hint = "" if self.threeway else \
+                "; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge"
+            raise PrepareError(
+                f"{self.series[r.failed].name} neither applies to nor is contained in "
+                f"{self.src.path} ({S.kernel_version(tree)}): first failing hunk in "
+                f"{r.fail_where}{merge}; known to work: {self.data.lines[self.line].known_good}"
+                f"{hint}")
         for i, how in sorted(r.how.items()):
             if how == "contained":
                 self.say(f"{self.series[i].name}: prerequisite already in the source, skipped")
@@ -302,7 +293,7 @@ class Preparer:
         cached = None
         if src.kind == "tar":
             cached = self.cache / f"base-{sfp_data.file_sha256(src.path)}.git"
-        if cached and _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode == 0:
+        if cached and not _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode:
             self.say(f"checking out the source's 'base' from the cache {cached}")
             _must(tmp.parent, "clone", "-q", "--local", *_no_links(cached, tmp.parent), "-b",
                   "base", str(cached), str(tmp))
@@ -372,12 +363,10 @@ class Preparer:
                 raise PrepareError(f"git failed while backing the features out of "
                                    f"{self.src.path}") from e
             for i, state in sorted(b.state.items()):
-                if state == "contained":
+                if state in ("contained", "drifted"):
                     self.say(f"{self.series[i].name}: contained in the source, backed out for "
-                             "series-base")
-                elif state == "drifted":
-                    self.say(f"{self.series[i].name}: contained in the source, backed out for "
-                             "series-base (three-way merge: its context differs here)")
+                             "series-base" + (" (three-way merge: its context differs here)"
+                                              if state == "drifted" else ""))
             _must(tmp, "branch", "baseline", "series-base")
             _must(tmp, "checkout", "-q", "-b", "patched", "series-base")
             self.apply_series(tmp)
@@ -414,8 +403,7 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
             raise PrepareError(f"THREEWAY_FROM={threeway} is not a git work tree (no "
                                ".git/objects)")
         threeway = threeway.resolve()
-    cache = sfp_env.cache_dir(env)
-    p = Preparer(data, line, series, src, wt, threeway, cache, env, say)
+    p = Preparer(data, line, series, src, wt, threeway, sfp_env.cache_dir(env), env, say)
     if (wt / ".git").is_dir():
         p.reuse()
     else:
