@@ -32,8 +32,7 @@ from typing import Callable
 from harness import sfp_env
 from harness import sfp_errors
 
-TOOLS = (("gcc", "gcc"), ("make", "make"), ("flex", "flex"), ("bison", "bison"), ("bc", "bc"),
-         ("ccache", "ccache"), ("perl", "perl"))
+TOOLS = ("gcc", "make", "flex", "bison", "bc", "ccache", "perl")  # each its Debian package
 _SET = re.compile(r"^CONFIG_[A-Za-z0-9_]+=")
 _OFF = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set")
 _SYM = re.compile(r"^(?:# )?CONFIG_([A-Za-z0-9_]+)[= ]")
@@ -77,9 +76,8 @@ def config_unmet(config: pathlib.Path, fragments: list[pathlib.Path],
 
 
 def check_tools() -> None:
-    for cmd, pkg in TOOLS:
-        msg = sfp_env.missing_tool(cmd, pkg)
-        if msg:
+    for cmd in TOOLS:
+        if msg := sfp_env.missing_tool(cmd, cmd):
             raise BuildError(msg)
     if not pathlib.Path("/usr/include/libelf.h").is_file():
         raise BuildError("libelf.h not found: install the Debian package 'libelf-dev' "
@@ -92,14 +90,11 @@ IDENTITY = ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu"]
 
 def fixed_identity(tree: pathlib.Path) -> list[str]:
     """The make variables that make a rebuild of the same source and config
-    byte-identical (the kernel's reproducible-builds page): the user, host,
-    version number and timestamp of uname -v fixed, the timestamp being
-    the source's last commit's date (a constant outside git). The
-    benchmark's --icount guests run the same instructions only when the
-    kernels booted are the same bytes. Only for a reproducible build (sfp
-    bench --icount asks for one): elsewhere each build keeps its own number and
-    time, so that the guest's check that it runs the kernel just built
-    (its /proc/version) also tells two builds of one commit apart."""
+    byte-identical: uname -v's user, host, number and time fixed, the time
+    the source's last commit's (a constant outside git). Only for sfp bench
+    --icount, whose guests run the same instructions only from the same
+    bytes: elsewhere each build keeps its own number and time, so that the
+    guest's /proc/version check also tells two builds of one commit apart."""
     date = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%cd",
                            "--date=format-local:%a %b %d %H:%M:%S UTC %Y"],
                           capture_output=True, text=True, env={**os.environ, "TZ": "UTC"},

@@ -44,7 +44,6 @@ import tempfile
 from typing import Callable
 
 from harness import sfp_env
-
 from harness.sfp_data import ROOT
 from harness import sfp_errors
 
@@ -84,25 +83,22 @@ def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
     --perf, in order), as -x, -b, -d and -p."""
     lists: dict[str, list[pathlib.Path]] = {"-x": [], "-b": [], "-d": []}
     perf = False
-    i = 0
-    while i < len(flags):
-        f = flags[i]
+    words = iter(flags)
+    for f in words:
         if f == "-p":
             perf = True
-            i += 1
-        elif f in lists and i + 1 < len(flags):
-            lists[f].append(pathlib.Path(flags[i + 1]))
-            i += 2
+        elif f in lists and (value := next(words, None)) is not None:
+            lists[f].append(pathlib.Path(value))
         else:
             raise GuestError(f"bad guest flag '{f}'")
     return Guest(obj, out, tree, tuple(lists["-x"]), tuple(lists["-b"]), tuple(lists["-d"]),
                  perf)
 
 
-def _need(cmd: str, pkg: str) -> None:
-    msg = sfp_env.missing_tool(cmd, pkg)
-    if msg:
-        raise GuestError(msg)
+def _need(*tools: tuple[str, str]) -> None:
+    for cmd, pkg in tools:
+        if msg := sfp_env.missing_tool(cmd, pkg):
+            raise GuestError(msg)
 
 
 def is_static(path: pathlib.Path) -> bool:
@@ -124,8 +120,7 @@ def _is_perf_binary(path: pathlib.Path) -> bool:
 def check_inputs(g: Guest) -> None:
     """Refuse a Guest whose files or tools are missing: all but the kernel's
     build, which sfp run checks before it builds the kernel."""
-    _need("cpio", "cpio")
-    _need("readelf", "binutils")
+    _need(("cpio", "cpio"), ("readelf", "binutils"))
     if not (os.access(BUSYBOX, os.X_OK) and is_static(BUSYBOX)):
         raise GuestError(f"static busybox not found at {BUSYBOX}: install the Debian package "
                          f"'busybox-static' {SETUP}")
@@ -141,13 +136,11 @@ def check_inputs(g: Guest) -> None:
     if g.perf and not _is_perf_binary(PERF):
         raise GuestError(f"no perf binary at {PERF}: install the Debian package 'linux-perf' "
                          f"{SETUP}")
-    if g.dynamics or g.perf or g.kselftests():
-        _need("ldd", "libc-bin")
-    if g.kselftests():
-        _need("gcc", "gcc")
-        _need("make", "make")
-        _need("rsync", "rsync")
-        _need(str(TIMEOUT), "coreutils")
+    kst = g.kselftests()
+    if g.dynamics or g.perf or kst:
+        _need(("ldd", "libc-bin"))
+    if kst:
+        _need(("gcc", "gcc"), ("make", "make"), ("rsync", "rsync"), (str(TIMEOUT), "coreutils"))
 
 
 def check(g: Guest) -> None:
@@ -159,11 +152,8 @@ def check(g: Guest) -> None:
 
 def _define(path: pathlib.Path, name: str) -> str:
     pat = re.compile(rf'^#define\s*{name}\s*"(.*)"$')
-    for ln in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        m = pat.match(ln)
-        if m:
-            return m.group(1)
-    return ""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return next((m.group(1) for m in map(pat.match, lines) if m), "")
 
 
 def proc_version(obj: pathlib.Path) -> str:
@@ -177,13 +167,13 @@ def proc_version(obj: pathlib.Path) -> str:
 
 def libraries(program: pathlib.Path) -> list[pathlib.Path]:
     """The libraries PROGRAM links, by ldd, at their host paths."""
-    out = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=False)
-    missing = [ln.strip() for ln in out.stdout.splitlines() if "not found" in ln]
+    lines = subprocess.run(["ldd", str(program)], capture_output=True, text=True,
+                           check=False).stdout.splitlines()
+    missing = [ln.strip() for ln in lines if "not found" in ln]
     if missing:
         raise GuestError(f"{program} needs libraries this host lacks: {' '.join(missing)}")
     libs = []
-    for ln in out.stdout.splitlines():
-        w = ln.split()
+    for w in map(str.split, lines):
         if len(w) >= 3 and w[1] == "=>" and w[2].startswith("/"):
             libs.append(pathlib.Path(w[2]))
         if w and w[0].startswith("/"):
@@ -263,21 +253,21 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
             (stage / d).mkdir()
         shutil.copy2(BUSYBOX, stage / "bin" / "busybox")
         (stage / "bin" / "sh").symlink_to("busybox")
-        _install(GUEST / "init", stage / "init", 0o755)
-        _install(GUEST / "cmdline.sh", stage / "etc" / "sfp-cmdline.sh", 0o644)
-        _install(GUEST / "cases.awk", stage / "etc" / "sfp-cases.awk", 0o644)
         (stage / "tests" / "expected-version").write_text(proc_version(g.obj))
+        for src, dst, mode in (("init", "init", 0o755), ("cmdline.sh", "etc/sfp-cmdline.sh", 0o644),
+                               ("cases.awk", "etc/sfp-cases.awk", 0o644),
+                               ("preconditions.sh", "tests/guest_preconditions", 0o755)):
+            _install(GUEST / src, stage / dst, mode)
         order = ["guest_preconditions"]
-        _install(GUEST / "preconditions.sh", stage / "tests" / "guest_preconditions", 0o755)
         if kst:
             _install_kselftests(g, kst, stage, say)
-            _install(GUEST / "kselftest.sh", stage / "tests" / "kselftest", 0o755)
-            # A kselftest killed mid-test undoes its changes; the knobs
-            # the kselftests change, compared with guest_preconditions'
-            # snapshot and put back.
-            _install(GUEST / "killed.sh", stage / "tests" / "guest_killed", 0o755)
-            _install(GUEST / "state.sh", stage / "tests" / "guest_state", 0o755)
-            order += ["kselftest", "guest_killed", "guest_state"]
+            # After the kselftests, guest_killed: a kselftest killed
+            # mid-test undoes its changes; then guest_state: the knobs they
+            # change, compared with guest_preconditions' snapshot and put back.
+            for script, name in (("kselftest.sh", "kselftest"), ("killed.sh", "guest_killed"),
+                                 ("state.sh", "guest_state")):
+                _install(GUEST / script, stage / "tests" / name, 0o755)
+                order.append(name)
         for x in g.extras:
             name = x.name.removesuffix(".sh")
             _install(x, stage / "tests" / name, 0o755)
@@ -285,10 +275,8 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
         (stage / "tests" / "order").write_text("".join(f"{o}\n" for o in order))
         for b in g.bins:
             _install(b, stage / "bin" / b.name, 0o755)
-        for dyn in g.dynamics:
-            _add_dynamic(stage, dyn)
-        if g.perf:
-            _add_dynamic(stage, PERF)
+        for program in g.dynamics + ((PERF,) if g.perf else ()):
+            _add_dynamic(stage, program)
         g.out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = g.out.with_name(g.out.name + ".tmp")
         newc(stage, tmp_out)
