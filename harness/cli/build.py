@@ -18,8 +18,7 @@ from harness.cli.common import Fail, Refuse, data, doc, say
 
 def cmd_build_kernel(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    choice = sfp_env.select_line(d, env)
+    choice = sfp_env.select_line(d, args.env)
     tree = pathlib.Path(args.tree)
     if not tree.is_dir():
         raise Refuse(f"kernel tree '{tree}' does not exist")
@@ -27,7 +26,7 @@ def cmd_build_kernel(args: argparse.Namespace) -> int:
         raise Refuse(f"'{tree}' is not a kernel source tree")
     frags = [pathlib.Path(f) for f in args.fragment] or sfp_run.default_fragments(tree)
     sfp_build.build(tree, pathlib.Path(args.obj), frags, choice.line,
-                    d.lines[choice.line].config_absent, choice.build, say, env)
+                    d.lines[choice.line].config_absent, choice.build, say, args.env)
     return 0
 
 
@@ -54,12 +53,13 @@ def cmd_config_unmet(args: argparse.Namespace) -> int:
 
 def cmd_fragments(args: argparse.Namespace) -> int:
     tree = pathlib.Path(args.tree)
-    env = args.env
     d = data()
-    line = sfp_env.validate(d, env, kind=args.kind).line if args.kind else ""
-    frags = sfp_run.kind_fragments(d, args.kind, tree, line, env,
-                                   sfp_env.validate(d, env).build / "obj") \
-        if args.kind else sfp_run.default_fragments(tree)
+    if args.kind:
+        choice = sfp_env.validate(d, args.env, kind=args.kind)
+        frags = sfp_run.kind_fragments(d, args.kind, tree, choice.line, args.env,
+                                       choice.build / "obj")
+    else:
+        frags = sfp_run.default_fragments(tree)
     print("\n".join(str(f) for f in frags))
     return 0
 
@@ -89,9 +89,9 @@ def cmd_distro_config(args: argparse.Namespace) -> int:
             unmet = [m for m in sfp_build.config_unmet(configs[kind], frags)
                      if m.split("=")[0].removeprefix("CONFIG_")
                      not in d.lines[choice.line].config_absent]
+            for m in unmet:
+                print(f"  not in final .config: {m}", file=sys.stderr)
             if unmet:
-                for m in unmet:
-                    print(f"  not in final .config: {m}", file=sys.stderr)
                 raise Fail(f"kind {kind} would not build: requested options missing "
                            "(a distro_differs reason in sfp.toml, or an enabler in "
                            "kernel-config/distro.config?)")
@@ -100,7 +100,7 @@ def cmd_distro_config(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp build-kernel, sfp build-guest, sfp config-unmet, sfp fragments, sfp distro-config to SUB."""
+    """Add sfp build-kernel, build-guest, config-unmet, fragments and distro-config to SUB."""
     p = sub.add_parser("build-kernel", help="configure and build a kernel (bzImage, ccache)",
                        description=doc("sfp_build"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -126,10 +126,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="put perf (Debian linux-perf) and its libraries in the guest")
     p.set_defaults(func=cmd_build_guest)
     p = sub.add_parser("config-unmet", help="the options config fragments ask for that a "
-                       ".config lacks",
-                       description="One line per option FRAGMENTS ask for that CONFIG does not "
-                       "have as asked: 'CONFIG_X=V (what Kconfig gave)'. An option asked off is "
-                       "met when CONFIG lists it off or (without --strict) lacks it.")
+                       ".config lacks", description="One line per option FRAGMENTS ask for "
+                       "that CONFIG does not have as asked: 'CONFIG_X=V (what Kconfig gave)'. An "
+                       "option asked off is met when CONFIG lists it off or (without --strict) "
+                       "lacks it.")
     p.add_argument("--strict", action="store_true",
                    help="an option asked off must be listed off")
     p.add_argument("config", metavar="CONFIG")

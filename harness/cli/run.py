@@ -9,14 +9,12 @@ from harness.cli.common import data, doc, say
 
 
 class _GuestArg(argparse.Action):
-    """-x, --bin, --dynamic and --perf go to the guest (sfp_guest.from_flags) in the
-    order given."""
+    """-x, --bin, --dynamic and --perf go to the guest (sfp_guest.from_flags) in order."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        flag = sfp_run.GUEST_FLAGS.get(option_string, option_string)
-        args = list(getattr(namespace, self.dest) or [])
-        args += [flag] if values is None or values == [] else [flag, values]
-        setattr(namespace, self.dest, args)
+        flag = [sfp_run.GUEST_FLAGS.get(option_string, option_string)]
+        value = [] if values is None or values == [] else [values]
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), *flag, *value])
 
 
 def run_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -32,8 +30,7 @@ def run_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("-p", "--patch", action="append", default=[],
                    help="with -r: apply PATCH on top (a mutant, a debug-only hook)")
     p.add_argument("-n", "--name", help="names the build ($BUILD/LINE/obj/NAME), logs and "
-                   "worktree; "
-                   "default 'patched', TREE's directory name, or REF")
+                   "worktree; default 'patched', TREE's directory name, or REF")
     p.add_argument("-f", "--fragment", action="append", default=[],
                    help="one more config fragment after the defaults (kernel-config/base.config, "
                         "then the tree's kernel/sched/tests/.kunitconfig and "
@@ -64,8 +61,8 @@ def run_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    return sfp_run.execute(sfp_run.plan_request(d, env, sfp_run.request_of(args)), d, env, say).status
+    run = sfp_run.plan_request(d, args.env, sfp_run.request_of(args))
+    return sfp_run.execute(run, d, args.env, say).status
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,4 +75,4 @@ TOPOLOGY, MEM, ACCEL, BOOT_TIMEOUT, APPEND, QEMU_OPTS, BOOT_BACKEND (sfp
 boot --help), JOBS (sfp build-kernel --help)."""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     run_options(p)
-    p.set_defaults(func=cmd_run, guest_args=[])
+    p.set_defaults(func=cmd_run)
