@@ -149,19 +149,18 @@ def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], 
                 "config_absent): left out")
         else:
             missing.append(m)
+    for m in missing:
+        print(f"  not in final .config: {m}", file=sys.stderr, flush=True)
     if missing:
-        for m in missing:
-            print(f"  not in final .config: {m}", file=sys.stderr, flush=True)
         raise BuildError(f"requested config options are missing from {obj}/.config "
                          "(unmet dependencies?)")
 
     say(f"building bzImage with ccache, {jobs} jobs (log: {obj}/build.log)")
     t0 = time.monotonic()
     make = ["make", "-C", str(tree), f"O={obj}"]
+    ident = fixed_identity(tree) if reproducible else IDENTITY
     with open(obj / "build.log", "w", encoding="utf-8", errors="replace") as log:
-        proc = subprocess.Popen(make + ["CC=ccache gcc", "HOSTCC=ccache gcc",
-                                        *(fixed_identity(tree) if reproducible
-                                          else IDENTITY),
+        proc = subprocess.Popen(make + ["CC=ccache gcc", "HOSTCC=ccache gcc", *ident,
                                         f"-j{jobs}", "bzImage"],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                 text=True, errors="replace")
