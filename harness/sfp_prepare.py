@@ -55,7 +55,6 @@ from harness import sfp_series as S
 from harness.sfp_data import Data
 from harness import sfp_errors
 
-PROG = "sfp prepare"
 SPACE_GIB = 3  # a source tree (1.4 GB), its git objects and a build beside it
 TARBALL = (".tar", ".tar.xz", ".tar.gz", ".tgz", ".tar.bz2")
 
@@ -240,7 +239,7 @@ class Preparer:
         wt = self.wt
         made_from = wt_meta(wt, "source")
         if not made_from:
-            raise PrepareError(f"'{wt}' exists but was not made by {PROG} (or by an older "
+            raise PrepareError(f"'{wt}' exists but was not made by sfp prepare (or by an older "
                                "version of it); move it away, or remove it (make clean-tree)")
         if made_from != self.src.id:
             raise PrepareError(f"'{wt}' was prepared from {made_from}, not {self.src.id}; "
@@ -253,8 +252,8 @@ class Preparer:
         if _git(wt, "status", "--porcelain", "--untracked-files=no").stdout.strip():
             raise PrepareError(f"patches/ changed but '{wt}' has uncommitted edits; commit or "
                                "discard them, or remove the work tree (make clean-tree)")
-        head = _git(wt, "rev-parse", "patched").stdout.strip() or "none"
-        if head != _git(wt, "rev-parse", "refs/sfp/prepared").stdout.strip():
+        old_patched = _git(wt, "rev-parse", "patched").stdout.strip() or "none"
+        if old_patched != _git(wt, "rev-parse", "refs/sfp/prepared").stdout.strip():
             raise PrepareError(f"patches/ changed but 'patched' in '{wt}' has commits of yours; "
                                "move them to another branch, or remove the work tree (make "
                                "clean-tree)")
@@ -264,7 +263,6 @@ class Preparer:
             _must(wt, "branch", "series-base", "baseline")
         self.say(f"patches/ changed: rebuilding 'baseline' and 'patched' from 'series-base' in "
                  f"{wt}")
-        old_patched = _must(wt, "rev-parse", "patched").strip()
         old_baseline = _must(wt, "rev-parse", "baseline").strip()
         try:
             _must(wt, "checkout", "-q", "-B", "patched", "series-base")

@@ -58,7 +58,6 @@ from harness import sfp_data
 from harness.sfp_data import ROOT, Data
 from harness import sfp_errors
 
-NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 # sfp run's guest options, and the letter sfp_guest.from_flags takes for each.
 GUEST_FLAGS = {"--extra": "-x", "--bin": "-b", "--dynamic": "-d", "--perf": "-p"}
 T = TypeVar("T")
@@ -209,7 +208,7 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         raise RunRefused(f"'{tree}' is not a kernel source tree")
     t = pathlib.Path(tree).resolve() if tree else None
     name = name or (t.name if t else re.sub(r"[^A-Za-z0-9._-]", "-", ref)) or "patched"
-    if not NAME_RE.match(name):
+    if not re.match(r"^[A-Za-z0-9._-]+$", name):
         raise RunRefused(f"name '{name}' may only use letters, digits, '.', '_' and '-'")
     log = pathlib.Path(os.path.abspath(logdir)) if logdir else kernel_logs(choice.build, name)
     run = Run(choice=choice, name=name, kind=kind, tree=t, ref=ref,
