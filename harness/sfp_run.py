@@ -603,15 +603,12 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
         proc.start()
         _LIVE.add(proc)
     send.close()
+    res: RunResult | None = None
     try:
-        try:
-            while not recv.poll(1):  # not one blocking read: see _result()
-                pass
+        while not recv.poll(1):  # not one blocking read: see _result()
+            pass
+        with contextlib.suppress(EOFError):  # the run ended without sending one
             res = recv.recv()
-        except EOFError:
-            proc.join()
-            res = RunResult(1, f"the run ended with exit status {proc.exitcode} and no result "
-                               f"(see {out})")
         proc.join()
     except BaseException:
         # Ctrl-C or SIGTERM while waiting: the run is ended (its LAVA job
@@ -624,7 +621,8 @@ def run_logged(req: RunRequest, env: dict[str, str], out: pathlib.Path) -> RunRe
         with _LIVE_LOCK:
             _LIVE.discard(proc)
         recv.close()
-    return res
+    return res or RunResult(1, f"the run ended with exit status {proc.exitcode} and no result "
+                               f"(see {out})")
 
 
 def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
