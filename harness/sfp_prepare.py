@@ -288,9 +288,8 @@ class Preparer:
             _must(tmp, "fetch", "-q", "--no-tags", str(src.path), "HEAD")
             _must(tmp, "checkout", "-q", "-b", "base", "FETCH_HEAD")
             return
-        cached = None
-        if src.kind == "tar":
-            cached = self.cache / f"base-{sfp_data.file_sha256(src.path)}.git"
+        cached = self.cache / f"base-{sfp_data.file_sha256(src.path)}.git" \
+            if src.kind == "tar" else None
         if cached and not _git(cached, "rev-parse", "-q", "--verify", "refs/heads/base").returncode:
             self.say(f"checking out the source's 'base' from the cache {cached}")
             _must(tmp.parent, "clone", "-q", "--local", *_no_links(cached, tmp.parent), "-b",
