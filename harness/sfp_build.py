@@ -106,8 +106,7 @@ def fixed_identity(tree: pathlib.Path) -> list[str]:
 
 def configure(tree: pathlib.Path, obj: pathlib.Path, frags: list[pathlib.Path],
               env: dict[str, str]) -> pathlib.Path:
-    """OBJ/.config from FRAGS, merged onto allnoconfig by TREE's
-    merge_config.sh; its path. BuildError if merge_config.sh fails."""
+    """OBJ/.config from FRAGS merged onto allnoconfig by TREE's merge_config.sh; its path."""
     obj.mkdir(parents=True, exist_ok=True)
     with open(obj / "merge_config.log", "wb") as log:
         rc = subprocess.run(["scripts/kconfig/merge_config.sh", "-n", "-O", str(obj),
@@ -122,8 +121,7 @@ def configure(tree: pathlib.Path, obj: pathlib.Path, frags: list[pathlib.Path],
 def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], line: str,
           config_absent: tuple[str, ...], build_dir: pathlib.Path,
           say: Callable[[str], None], env: dict[str, str], reproducible: bool = False) -> str:
-    """Configure and build; the kernel release (REPRODUCIBLE: the same bytes
-    from the same source). BuildError when it cannot."""
+    """Configure and build; the kernel release (REPRODUCIBLE: fixed_identity)."""
     for f in fragments:
         if not f.is_file():
             raise BuildError(f"config fragment '{f}' not found")

@@ -79,8 +79,7 @@ class Guest:
 
 def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
                flags: tuple[str, ...] | list[str]) -> Guest:
-    """A Guest from sfp run's guest flags (--extra P, --bin F, --dynamic B and
-    --perf, in order), as -x, -b, -d and -p."""
+    """A Guest from sfp run's guest flags, in order, as -x P, -b F, -d B and -p."""
     lists: dict[str, list[pathlib.Path]] = {"-x": [], "-b": [], "-d": []}
     perf = False
     words = iter(flags)
@@ -91,8 +90,7 @@ def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
             lists[f].append(pathlib.Path(value))
         else:
             raise GuestError(f"bad guest flag '{f}'")
-    return Guest(obj, out, tree, tuple(lists["-x"]), tuple(lists["-b"]), tuple(lists["-d"]),
-                 perf)
+    return Guest(obj, out, tree, tuple(lists["-x"]), tuple(lists["-b"]), tuple(lists["-d"]), perf)
 
 
 def _need(*tools: tuple[str, str]) -> None:
@@ -103,8 +101,7 @@ def _need(*tools: tuple[str, str]) -> None:
 
 def is_static(path: pathlib.Path) -> bool:
     """PATH is an ELF executable without a program interpreter."""
-    out = subprocess.run(["readelf", "-l", str(path)], capture_output=True, text=True,
-                         check=False)
+    out = subprocess.run(["readelf", "-l", str(path)], capture_output=True, text=True, check=False)
     return out.returncode == 0 and "INTERP" not in out.stdout
 
 
@@ -118,8 +115,7 @@ def _is_perf_binary(path: pathlib.Path) -> bool:
 
 
 def check_inputs(g: Guest) -> None:
-    """Refuse a Guest whose files or tools are missing: all but the kernel's
-    build, which sfp run checks before it builds the kernel."""
+    """Refuse a Guest whose files or tools are missing (all but the kernel's build)."""
     _need(("cpio", "cpio"), ("readelf", "binutils"))
     if not (os.access(BUSYBOX, os.X_OK) and is_static(BUSYBOX)):
         raise GuestError(f"static busybox not found at {BUSYBOX}: install the Debian package "

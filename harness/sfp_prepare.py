@@ -210,8 +210,7 @@ class Preparer:
              "refs/sfp/prepared")
 
     def apply_series(self, tree: pathlib.Path) -> None:
-        """git am the series on TREE's checked-out branch; 'baseline' at the
-        commit after the prerequisites."""
+        """git am the series on TREE's branch; 'baseline' after the prerequisites."""
         try:
             r = S.apply(tree, self.series, S.ROLES, self.threeway)
         except S.GitFailed as e:
@@ -381,9 +380,8 @@ class Preparer:
 
 def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
             say: Callable[[str], None], choice: sfp_env.LineChoice | None = None) -> pathlib.Path:
-    """Make or reuse the line's work tree; its path (the line CHOICE, else
-    the one ENV selects). PrepareError on bad input (nothing made) or when
-    a patch does not go in (nothing left behind)."""
+    """Make or reuse the line's work tree (CHOICE's, else ENV's line); its path.
+    PrepareError on bad input or a patch that does not go in (nothing left behind)."""
     choice = choice or sfp_env.select_line(data, env)
     line = choice.line
     wt = pathlib.Path(os.path.abspath(wt_arg or choice.build / "tree"))

@@ -152,9 +152,8 @@ class RunRequest:
 
 @dataclasses.dataclass(frozen=True)
 class RunResult:
-    """What a run gave: its exit status (0: every case passed; 1: a failure;
-    2: refused before any work), the error that ended it, where its kernel
-    and logs are, its cases and its stage times."""
+    """What a run gave: its exit status (0: every case passed; 1: a failure; 2:
+    refused before any work), the error that ended it, its kernel, logs, cases, stage times."""
     status: int
     error: str = ""
     obj: pathlib.Path | None = None
@@ -177,8 +176,7 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
          logdir: str = "", build_only: bool = False, boot_only: bool = False,
          images: str = "", reproducible: bool = False,
          choice: sfp_env.LineChoice | None = None) -> Run:
-    """The Run the flags and ENV ask for (on the line CHOICE, else ENV's),
-    or RunRefused: nothing is touched."""
+    """The Run the flags and ENV ask for (on CHOICE's line), or RunRefused: nothing touched."""
     with _as(RunRefused, sfp_env.InputError):
         choice = sfp_env.validate(data, env, kind=kind or None, choice=choice)
     pats = [pathlib.Path(p).resolve() for p in patches or []]
@@ -286,9 +284,8 @@ def default_fragments(tree: pathlib.Path) -> list[pathlib.Path]:
 def kind_fragments(data: Data, kind: str, tree: pathlib.Path, line: str = "",
                    env: dict[str, str] | None = None,
                    out: pathlib.Path | None = None) -> list[pathlib.Path]:
-    """KIND's fragments for TREE. A distro kind's first fragment, the
-    scheduler's options as LINE's distribution has them, is written into
-    the directory OUT (sfp_distro)."""
+    """KIND's fragments for TREE; a distro kind's (the scheduler's options as
+    LINE's distribution has them, by sfp_distro) is written into OUT."""
     k = data.kind(kind)
     frags = default_fragments(tree) if k.default_fragments else []
     own = [ROOT / "kernel-config" / f for f in k.fragments]
@@ -408,10 +405,9 @@ def checkout_ref(run: Run, tree: pathlib.Path, env: dict[str, str],
     if not (wt / ".git").exists():
         have = sfp_prepare.free_gib(run.build)
         if env.get("SFP_NO_SPACE_CHECK", "0") == "0" and have < WORKTREE_GIB:
-            raise RunRefused(
-                f"a worktree and its build needs about {WORKTREE_GIB} GiB free where "
-                f"{run.build} is; there are {have} GiB: free some, or point BUILD= elsewhere; "
-                "SFP_NO_SPACE_CHECK=1 runs anyway")
+            raise RunRefused(f"a worktree and its build needs about {WORKTREE_GIB} GiB free "
+                             f"where {run.build} is; there are {have} GiB: free some, or point "
+                             "BUILD= elsewhere; SFP_NO_SPACE_CHECK=1 runs anyway")
         _git(tree, "worktree", "prune")
         say(f"checking out {run.ref} at {wt} (a git worktree of {tree})")
         if _git(tree, "worktree", "add", "-q", "--detach", str(wt), rev_id).returncode:
@@ -525,8 +521,7 @@ def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
 
 
 def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:
-    """What RUN boots, as a LAVA job's metadata: line, variant, kind,
-    kernel release, source, the built tree's commit and the patches on it."""
+    """What RUN boots (line, variant, kind, release, source, commit, patches) for LAVA."""
     tree = run.built_tree()
     release = run.obj / "include" / "config" / "kernel.release"
     head = _git(tree, "rev-parse", "-q", "--verify", "HEAD")
@@ -633,9 +628,8 @@ def map_runs(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
 
 def wait_runs(pool: concurrent.futures.ThreadPoolExecutor,
               futures: Iterable[concurrent.futures.Future[R]]) -> list[R]:
-    """The results of FUTURES, POOL's threads that wait on runs, in order
-    (submitted as FUTURES is read). On an error, Ctrl-C or SIGTERM, no
-    queued one starts and the running runs end."""
+    """The results of FUTURES (POOL's threads that wait on runs), in order. On an
+    error, Ctrl-C or SIGTERM, no queued one starts and the running runs end."""
     try:
         return [_result(f) for f in list(futures)]
     except BaseException:

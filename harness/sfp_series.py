@@ -293,9 +293,8 @@ def _first_hunk(err: str, patch: pathlib.Path) -> str:
 
 def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLES,
           threeway_from: pathlib.Path | None = None) -> Applied:
-    """On TREE's checked-out branch, git am each patch of ROLES, in order.
-    A patch that does not go in leaves TREE at the commit before it (the am
-    aborted) and sets failed."""
+    """On TREE's branch, git am each patch of ROLES, in order; one that does not go
+    in sets failed and leaves TREE at the commit before it."""
     res = Applied(prereq_end=_must(tree, "rev-parse", "HEAD").strip())
     for i, p in enumerate(series):
         if p.role not in roles:

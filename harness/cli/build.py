@@ -130,8 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "that CONFIG does not have as asked: 'CONFIG_X=V (what Kconfig gave)'. An "
                        "option asked off is met when CONFIG lists it off or (without --strict) "
                        "lacks it.")
-    p.add_argument("--strict", action="store_true",
-                   help="an option asked off must be listed off")
+    p.add_argument("--strict", action="store_true", help="an option asked off must be listed off")
     p.add_argument("config", metavar="CONFIG")
     p.add_argument("fragments", nargs="+", metavar="FRAGMENT")
     p.set_defaults(func=cmd_config_unmet)
