@@ -10,7 +10,7 @@ from harness.cli.common import data, doc, say
 
 def cmd_check(args: argparse.Namespace) -> int:
     env = sfp_check.with_room(data(), args.env, args.quick, args.full, say)
-    return sfp_check.Check(data(), env, args.quick, args.full, say).main()
+    return sfp_check.Check(data(), env, args.quick, args.full).main()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,8 +21,7 @@ class Framework(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         env = {"BUILD": str(P(self.tmp.name) / "build"), "PATH": os.environ["PATH"]}
-        self.c = sfp_check.Check(sfp_data.load(), env, quick=True, full=False,
-                                 say=lambda m: None)
+        self.c = sfp_check.Check(sfp_data.load(), env, quick=True, full=False)
         self.c.chk.mkdir(parents=True)
         self.c.results.write_text("")
 
