@@ -308,15 +308,10 @@ class Check:
             S.mini_tree(wt, src, PATCHES_TOP / wt.parent.name, "base")
         subprocess.run(["git", "clone", "-q", str(src), str(d)], check=True)
 
-    @contextlib.contextmanager
-    def stage(self, name: str, line: str = ""):
+    def stage(self, name: str, line: str = "") -> contextlib.AbstractContextManager[None]:
         """A stage, its wall time printed; its cases' suite is check-LINE, else check."""
         self.suite = f"check-{line}" if line else "check"
-        try:
-            with self.stages.stage(name):
-                yield
-        finally:
-            self.suite = "check"
+        return self.stages.stage(name)
 
     def series_cases(self, line: str) -> None:
         """Stage 1 on LINE: its work tree, checkpatch, numbering, the source, a submission."""
@@ -441,8 +436,7 @@ class Check:
         if len(made) != 1:
             raise CaseFailed(f"{len(made)} messages, not the one upstream patch")
         text = made[0].read_text()
-        for want in ("From: Test Developer <test@kernel.test>",
-                     "Signed-off-by: Test Developer <test@kernel.test>"):
+        for want in (f"{h}: Test Developer <test@kernel.test>" for h in ("From", "Signed-off-by")):
             if want not in text:
                 raise CaseFailed(f"no '{want}' in {made[0].name}")
         if "sched-fastpath@example.org" in text:
@@ -779,19 +773,16 @@ class Check:
         c, good = self.chk, self.chk / "wt-good"
         env = self.vars(PATCHES=str(c / "patches-broken"), KSRC=str(c / "good"))
         pat = "names 0009-not-there.patch, which is not in"
-
-        def state() -> str:
-            """The refs and notes of the prepared work tree."""
-            return S.git(good, "for-each-ref", "--format=%(refname) %(objectname)").stdout + \
-                S.git(good, "notes", "--ref=sfp", "list").stdout
+        state = (("for-each-ref", "--format=%(refname) %(objectname)"),  # its refs and notes
+                 ("notes", "--ref=sfp", "list"))
         self.expect_error(out, pat, _sfp("prepare", "-o", c / "wt-broken"), env)
         if (c / "wt-broken").exists() or (c / "wt-broken.new").exists():
             raise CaseFailed("a work tree was left behind")
         if not (good / ".git").is_dir():
             raise CaseFailed("no prepared mini work tree to reuse")
-        before = state()
+        before = [S.git(good, *a).stdout for a in state]
         self.expect_error(out, pat, _sfp("prepare", "-o", good), env)
-        if state() != before:
+        if [S.git(good, *a).stdout for a in state] != before:
             raise CaseFailed("the prepared work tree changed")
         print("nothing made, nothing recorded", file=out)
 
@@ -851,20 +842,18 @@ class Check:
         """Case NAME: that boot, with the variables MORE, fails as PATTERN says."""
         self.t(name, self.error_case(pattern, self.boot(initrd, logs), self.vars(**more)))
 
-    def watchdog_cases(self) -> None:
-        """Stage 5: a guest that hangs and one that panics are failures."""
+    def boot_cases(self) -> None:
+        """Stage 5: the guest watchdog, then boots as LAVA jobs (lava-run, Debian's
+        lava-dispatcher)."""
         with self.stage("watchdog: hang and panic"):
             if not self.kimg.is_file():
                 self.record("check", "watchdog", "FAIL", "no kernel was built")
-                return
-            hang, panic = self.tiny_initrd("hang"), self.tiny_initrd("panic")
-            self.bad_boot("guest_hang_reported", "guest hung", hang, "logs-hang",
-                          BOOT_TIMEOUT="25", SMP="1")
-            self.bad_boot("guest_panic_reported", "Kernel panic", panic, "logs-panic",
-                          BOOT_TIMEOUT="120", SMP="1")
-
-    def lava_cases(self) -> None:
-        """Stage 5's boots as LAVA jobs (lava-run, Debian's lava-dispatcher)."""
+            else:
+                hang, panic = self.tiny_initrd("hang"), self.tiny_initrd("panic")
+                self.bad_boot("guest_hang_reported", "guest hung", hang, "logs-hang",
+                              BOOT_TIMEOUT="25", SMP="1")
+                self.bad_boot("guest_panic_reported", "Kernel panic", panic, "logs-panic",
+                              BOOT_TIMEOUT="120", SMP="1")
         with self.stage("LAVA: the main job as a LAVA job, and bad jobs"):
             if not self.kimg.is_file():
                 self.record("check", "lava", "FAIL", "no kernel was built")
@@ -990,8 +979,7 @@ class Check:
                 with self.stage(f"robot checks, line {line} (kernel/sched/ objects)", line):
                     self.t("robot_builds", _sfp("robot", "--quick"), self.on_line(line),
                            show=r"^\| .* \| (FAILED|n/a)|^W=1|^    ")
-            self.watchdog_cases()
-            self.lava_cases()
+            self.boot_cases()
             if self.full:
                 self.bench_cases()
             self.debug_cases()
