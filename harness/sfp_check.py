@@ -75,15 +75,6 @@ PATCHES_TOP = ROOT / "patches"
 # 12.6 GB. A run in place reuses the worktrees.
 SPACE_GIB, SPACE_FULL_GIB, SPACE_QUICK_GIB, SPACE_AGAIN_GIB = 9, 15, 5, 3
 
-# Where make check builds when the checkout's file system is short and
-# BUILD was not chosen: the first of these on another file system with
-# room (a CI machine's checkout can sit on a nearly full disk).
-ROOM_ELSEWHERE = ("/var/tmp", "/dev/shm")
-
-# ccache --print-stats keys, summed into (hits, misses, files in the cache).
-CCACHE_KEYS = {"direct_cache_hit": 0, "preprocessed_cache_hit": 0, "cache_miss": 1,
-               "files_in_cache": 2}
-
 # The init of each tiny guest: one that hangs, one that panics, and one
 # whose tests pass, fail and skip.
 TINY_INITS = {"hang": "/bin/busybox sleep 100000", "panic": "exit 1", "tap": """\
@@ -113,11 +104,13 @@ def ccache_counts() -> tuple[int, int, int]:
     """(hits, misses, files in the cache) as ccache's statistics stand."""
     r = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
                        check=False) if shutil.which("ccache") else None
+    where = {"direct_cache_hit": 0, "preprocessed_cache_hit": 0, "cache_miss": 1,
+             "files_in_cache": 2}
     n = [0, 0, 0]
     for ln in (r.stdout if r and r.returncode == 0 else "").splitlines():
         k, _, v = ln.partition("\t")
-        if k in CCACHE_KEYS and v.strip().isdigit():
-            n[CCACHE_KEYS[k]] += int(v)
+        if k in where and v.strip().isdigit():
+            n[where[k]] += int(v)
     return n[0], n[1], n[2]
 
 
@@ -142,7 +135,9 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
     if have >= need:
         return env
     here = _device(top)
-    for cand in [env.get("TMPDIR", ""), *ROOM_ELSEWHERE]:
+    # The first of these on another file system with room (a CI machine's checkout can sit on a
+    # nearly full disk).
+    for cand in [env.get("TMPDIR", ""), "/var/tmp", "/dev/shm"]:
         if not cand or not os.path.isdir(cand) or _device(pathlib.Path(cand)) == here:
             continue
         new = pathlib.Path(cand) / f"sched-fastpath-{os.getuid()}" / "build"
@@ -327,9 +322,8 @@ class Check:
             self.t("submission_as_the_user", lambda o: self.submission(o, line))
 
     def check_reproduces(self, out: TextIO, wt: pathlib.Path, patches: pathlib.Path) -> None:
-        """The source's kernel/sched/ with the series' prerequisite fixes
-        applied is exactly what the prerequisite and feature patches make
-        of series-base; the rest of base..patched is the test patches'."""
+        """The source's kernel/sched/ plus the series' prerequisites is exactly series-base plus
+        the prerequisite and feature patches; the rest of base..patched is the test patches'."""
         series = S.load(patches)
         states = "".join(f"{n}\t{s}\n" for n, s in S.states(wt, series))
         (self.chk / "patch-states.txt").write_text(states)
@@ -768,8 +762,8 @@ class Check:
         self.check_reproduces(out, c / "wt-good", self.patches)
 
     def missing_series_file(self, out: TextIO) -> None:
-        """A series naming a missing file stops before making or recording
-        anything: for a new work tree and for a prepared one."""
+        """A series naming a missing file stops before making or recording anything, for a new
+        work tree and for a prepared one."""
         c, good = self.chk, self.chk / "wt-good"
         env = self.vars(PATCHES=str(c / "patches-broken"), KSRC=str(c / "good"))
         pat = "names 0009-not-there.patch, which is not in"
