@@ -139,8 +139,9 @@ coverage: prepare
 selftest-ab: prepare
 	./sfp mutate -k $(MUTATE_BOOTS) patched baseline
 
+# The interpreter ./sfp runs with: Debian's, which has python3-yaml and lava-common.
 unit:
-	python3 -m unittest discover -s harness/tests -t .
+	/usr/bin/python3 -m unittest discover -s harness/tests -t .
 
 N ?= 10
 BUSY ?= 0
