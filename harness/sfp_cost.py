@@ -1,45 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The benchmark's cost mode: the guest instructions spent in the
-newly-idle balance, counted exactly by a QEMU TCG plugin
-(bench/sfp_cost_plugin.c). What one call costs in instructions does not
-depend on how fast or how busy the host is; which calls happen, and
-whether they balance, does too unless the guest is deterministic: under
-plain TCG guest time is host time, so the figures per idle entry and per
-request move with the host. Under sfp bench --icount guest time is the
-instruction count and the guest's other inputs from the host are fixed,
-so a boot with the same kernel bytes, topology and seed repeats
-instruction for instruction (sfp bench-lines --insns --same shows it);
-repetitions then differ by their seed.
+"""The benchmark's cost mode (sfp bench --cost): the guest instructions
+spent in the newly-idle balance, counted exactly by a QEMU TCG plugin
+(bench/sfp_cost_plugin.c). A call's cost does not depend on the host;
+which calls happen does, unless the guest is deterministic (--icount).
 
-This module holds what the host computes around the plugin:
-  - the plugin's symbol file, from the kernel as built: the newly-idle
-    balance's entry (sched_balance_newidle, newidle_balance before
-    v6.10), its return sites (the instruction after each direct call of
-    it in the kernel's text), the entry of the balance proper
-    (sched_balance_rq, load_balance before v6.10: a call that reaches it
-    balanced, any other skipped) and the interrupt and exception entries
-    (asm_exc_*, asm_sysvec_*, asm_common_interrupt and
-    asm_spurious_interrupt), where the plugin stops counting the call and
-    counts the interrupt apart;
-  - the plugin itself, compiled against the qemu-plugin.h of Debian's
-    QEMU source (QEMU_PLUGIN_H, or fetched with apt-get source);
-  - the one change both kernels get: the balance marked noinline (6.19
-    and 7.1 inline it into its only caller), as a patch made from the
-    tree's own fair.c;
-  - the figures, from the plugin's marks (QEMU's log) and the guest's
-    lines: per workload, instructions per call (the mean, and the median
-    call from the plugin's histograms), per idle entry and per request;
-    and one table across runs (sfp bench-lines --insns), with the useful
-    pulls under the mixed load and the loss of them a run could see;
-  - a comparison of runs window by window (sfp bench-lines --insns --same).
+The host side: the plugin's symbol file from the kernel as built, the
+plugin itself, the kernels' one change (the balance noinline), the
+figures of each boot (cost.tsv, report.md) and the tables across runs
+(sfp bench-lines --insns [--same]).
 """
 from __future__ import annotations
 
 import csv
 import dataclasses
 import difflib
+import itertools
 import pathlib
 import re
+import shutil
 import struct
 import subprocess
 
@@ -50,10 +28,10 @@ from harness import sfp_errors
 
 ENTRY_NAMES = ("sched_balance_newidle", "newidle_balance")
 BALANCE_NAMES = ("sched_balance_rq", "load_balance")
-KERNEL_BASE = 0xffff800000000000
 # Besides asm_exc_* and asm_sysvec_*: where device and spurious
 # interrupts enter (their vector stubs jump here).
 IRQ_ENTRIES = ("asm_common_interrupt", "asm_spurious_interrupt")
+KERNELS = ("baseline", "patched")
 
 
 class CostError(sfp_errors.Failed):
@@ -96,11 +74,9 @@ def elf_text(vmlinux: pathlib.Path) -> tuple[int, bytes]:
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
                 for i in range(shnum)]
-    strtab = sections[shstrndx]
     for sh in sections:
-        name_off = strtab[4] + sh[0]
-        name = data[name_off:data.index(b"\0", name_off)]
-        if name == b".text":
+        name_off = sections[shstrndx][4] + sh[0]
+        if data[name_off:data.index(b"\0", name_off)] == b".text":
             return sh[3], data[sh[4]:sh[4] + sh[5]]
     raise CostError(f"{vmlinux} has no .text section")
 
@@ -112,11 +88,9 @@ def call_sites(addr: int, text: bytes, target: int) -> list[int]:
     principle; a false site only matters if it runs inside the balance."""
     out = []
     i = text.find(b"\xe8")
-    while i != -1:
-        if i + 5 <= len(text):
-            (rel,) = struct.unpack_from("<i", text, i + 1)
-            if addr + i + 5 + rel == target:
-                out.append(addr + i + 5)
+    while 0 <= i <= len(text) - 5:
+        if addr + i + 5 + struct.unpack_from("<i", text, i + 1)[0] == target:
+            out.append(addr + i + 5)
         i = text.find(b"\xe8", i + 1)
     return out
 
@@ -166,11 +140,9 @@ DEFINITION = re.compile(r"^static int (sched_balance_newidle|newidle_balance)"
 def noinline_patch(fair_c: str) -> str:
     """A patch (git apply) to kernel/sched/fair.c of this text that marks the
     newly-idle balance's definition noinline and changes nothing else. The
-    plugin needs the balance as a function of its own, with an entry and
-    return sites; GCC inlines it into pick_next_task_fair(), its only
-    caller, in 6.19 and 7.1, and keeps it out of line in 6.1 and 6.12,
-    where the mark changes no instruction of it. The cost mode applies the
-    patch to both kernels of every line alike."""
+    plugin needs the balance as a function of its own; GCC inlines it into
+    pick_next_task_fair(), its only caller, in 6.19 and 7.1, and keeps it
+    out of line in 6.1 and 6.12, where the mark changes no instruction."""
     found = list(DEFINITION.finditer(fair_c))
     if len(found) != 1:
         raise CostError(f"kernel/sched/fair.c: {len(found)} definitions of the newly-idle "
@@ -180,8 +152,7 @@ def noinline_patch(fair_c: str) -> str:
     n = fair_c.count("\n", 0, found[0].start())  # the definition's line, from 0
     new = list(old)
     new[n] = old[n].replace("static int ", "static noinline int ", 1)
-    diff = difflib.unified_diff(old, new, "a/kernel/sched/fair.c", "b/kernel/sched/fair.c")
-    return "".join(diff)
+    return "".join(difflib.unified_diff(old, new, "a/kernel/sched/fair.c", "b/kernel/sched/fair.c"))
 
 
 # --- the plugin ------------------------------------------------------------------
@@ -206,7 +177,7 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
     if keep.is_file():
         return keep
     tmp = keep.parent.with_name(keep.parent.name + ".tmp")
-    subprocess.run(["rm", "-rf", str(tmp)], check=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
         got = subprocess.run(["apt-get", "source", "--download-only", f"qemu={version}"],
@@ -220,13 +191,13 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
                             f"QEMU_PLUGIN_H to the header of QEMU {version}")
         x = subprocess.run(["tar", "-xf", str(tars[-1]), "--wildcards", "--strip-components=3",
                             "*/include/qemu/qemu-plugin.h"], cwd=tmp, capture_output=True,
-                           text=True, check=False)
+                           check=False)
         if x.returncode or not (tmp / "qemu-plugin.h").is_file():
             raise CostError(f"no include/qemu/qemu-plugin.h in {tars[-1].name}")
         keep.parent.mkdir(parents=True, exist_ok=True)
         (tmp / "qemu-plugin.h").replace(keep)
     finally:
-        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
     return keep
 
 
@@ -262,49 +233,47 @@ FIGURES = (
     ("lat_p50_us", "request latency p50, guest us"),
     ("lat_p99_us", "request latency p99, guest us"),
 )
+# (key, scale, numerator, denominator): the figures that are ratios,
+# left out where the denominator is 0.
+RATIOS = (("insns_per_skip", 1, "skip_insns", "skips"),
+          ("insns_per_balance", 1, "balance_insns", "balances"),
+          ("balances_vs_schedstat", 1, "balances", "attempts"),
+          ("insns_per_idle", 1, "insns", "idle_entries"),
+          ("balances_per_idle", 1, "balances", "idle_entries"),
+          ("share_permille", 1000, "insns", "kernel"),
+          ("insns_per_request", 1, "insns", "requests"),
+          ("request_insns", 1, "all", "requests"))
+
+Marks = dict[int, dict[str, int]]
+Hists = dict[tuple[int, str], dict[int, int]]
 
 
 def _kv(text: str) -> dict[str, str]:
     return dict(w.split("=", 1) for w in text.split() if "=" in w)
 
 
-def marks(cost_log: pathlib.Path) -> dict[int, dict[str, int]]:
-    """Mark number -> the plugin's counters (sums over the vCPUs) there."""
-    out: dict[int, dict[str, int]] = {}
-    if not cost_log.is_file():
-        return out
-    for ln in cost_log.read_text(errors="replace").splitlines():
-        if ln.startswith("sfp-cost mark="):
-            kv = _kv(ln)
-            try:  # a line cut short (QEMU killed at the timeout) is left out
-                out[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
-            except (KeyError, ValueError):
-                continue
-    return out
-
-
-HIST_KINDS = ("skip", "balance")
-
-
-def hists(cost_log: pathlib.Path) -> dict[tuple[int, str], dict[int, int]]:
-    """(mark number, kind of call) -> the plugin's histogram there: how many
-    calls so far cost each number of instructions (sums over the vCPUs).
-    A line cut short (no closing "end") is left out; of two lines of one
-    mark and kind the first is kept (a mark runs once)."""
-    out: dict[tuple[int, str], dict[int, int]] = {}
-    if not cost_log.is_file():
-        return out
-    for ln in cost_log.read_text(errors="replace").splitlines():
-        if not ln.startswith("sfp-cost hist=") or not ln.endswith(" end"):
-            continue
-        words = ln.split()[1:-1]
-        kv = _kv(" ".join(words[:2]))
+def read_log(cost_log: pathlib.Path) -> tuple[Marks, Hists]:
+    """The plugin's log: mark number -> its counters, and (mark number, kind
+    of call) -> its histogram, how many calls so far cost each number of
+    instructions (sums over the vCPUs). A line cut short (QEMU killed at
+    the timeout; a histogram without its closing "end") is left out; of
+    two histograms of one mark and kind the first is kept (a mark runs once)."""
+    marks: Marks = {}
+    hists: Hists = {}
+    text = cost_log.read_text(errors="replace") if cost_log.is_file() else ""
+    for ln in text.splitlines():
+        w = ln.split()
         try:
-            h = {int(c): int(n) for c, n in (w.split(":", 1) for w in words[2:])}
-            out.setdefault((int(kv["hist"]), kv["kind"]), h)
+            if ln.startswith("sfp-cost mark="):
+                kv = _kv(ln)
+                marks[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
+            elif ln.startswith("sfp-cost hist=") and ln.endswith(" end"):
+                kv = _kv(" ".join(w[1:3]))
+                h = {int(c): int(n) for c, n in (x.split(":", 1) for x in w[3:-1])}
+                hists.setdefault((int(kv["hist"]), kv["kind"]), h)
         except (KeyError, ValueError):
             continue
-    return out
+    return marks, hists
 
 
 def window_median(a: dict[int, int], b: dict[int, int]) -> float | None:
@@ -330,51 +299,38 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
     """Workload -> counters and figures of one boot: its guest log (log/
     guest.log) and the plugin's (log.cost). A workload without both marks
     is left out."""
-    m = marks(pathlib.Path(f"{log}.cost"))
-    h = hists(pathlib.Path(f"{log}.cost"))
+    m, h = read_log(pathlib.Path(f"{log}.cost"))
     guest = log / "guest.log"
     text = guest.read_text(errors="replace") if guest.is_file() else ""
+
+    def line(wl: str, what: str) -> dict[str, str]:
+        found = re.search(rf"^sfp-bench {wl} {what} (.*)$", text, re.M)
+        return _kv(found.group(1)) if found else {}
     out: dict[str, dict[str, float]] = {}
     for wl in WORKLOADS:
         pair = re.search(rf"^sfp-bench {wl} cost marks=(\d+),(\d+)$", text, re.M)
         if not pair or int(pair.group(1)) not in m or int(pair.group(2)) not in m:
             continue
-        a, b = m[int(pair.group(1))], m[int(pair.group(2))]
-        f: dict[str, float] = {c: float(b[c] - a[c]) for c in COUNTERS}
-        lb = re.search(rf"^sfp-bench {wl} lb level=all (.*)$", text, re.M)
-        lbkv = _kv(lb.group(1)) if lb else {}
-        # attempts: the lowest level's newly-idle lb_count; a call that
-        # balances at all balances there first
-        idle, lbc = float(lbkv.get("idle_entries", 0)), float(lbkv.get("attempts", 0))
-        cnt = re.search(rf"^sfp-bench {wl} count (.*)$", text, re.M)
-        ckv = _kv(cnt.group(1)) if cnt else {}
-        req = float(ckv.get("transactions", 0))
-        for q in ("lat_p50_us", "lat_p99_us"):
-            if ckv.get(q, "").isdigit():
-                f[q] = float(ckv[q])
-        f["idle_entries"], f["attempts"], f["requests"] = idle, lbc, req
-        # tasks pulled by newly-idle balancing, all levels: the useful work
-        f["gained"] = float(lbkv.get("lb_gained", 0))
-        f["insns"] = f["skip_insns"] + f["balance_insns"]
-        for kind in HIST_KINDS:
-            ha, hb = h.get((int(pair.group(1)), kind)), h.get((int(pair.group(2)), kind))
-            med = window_median(ha, hb) if ha is not None and hb is not None else None
-            if med is not None:
-                f[f"median_{kind}"] = med
-        if f["skips"]:
-            f["insns_per_skip"] = f["skip_insns"] / f["skips"]
-        if f["balances"]:
-            f["insns_per_balance"] = f["balance_insns"] / f["balances"]
-        if lbc:
-            f["balances_vs_schedstat"] = f["balances"] / lbc
-        if idle:
-            f["insns_per_idle"] = f["insns"] / idle
-            f["balances_per_idle"] = f["balances"] / idle
-        if f["kernel"]:
-            f["share_permille"] = 1000 * f["insns"] / f["kernel"]
-        if req:
-            f["insns_per_request"] = f["insns"] / req
-            f["request_insns"] = (f["kernel"] + f["user"]) / req
+        ma, mb = int(pair.group(1)), int(pair.group(2))
+        f: dict[str, float] = {c: float(m[mb][c] - m[ma][c]) for c in COUNTERS}
+        lb, cnt = line(wl, "lb level=all"), line(wl, "count")
+        f.update({q: float(cnt[q]) for q in ("lat_p50_us", "lat_p99_us")
+                  if cnt.get(q, "").isdigit()})
+        # attempts: the lowest level's newly-idle lb_count (a call that
+        # balances at all balances there first); gained: tasks pulled by
+        # newly-idle balancing, all levels, the useful work
+        f.update(idle_entries=float(lb.get("idle_entries", 0)),
+                 attempts=float(lb.get("attempts", 0)),
+                 requests=float(cnt.get("transactions", 0)), gained=float(lb.get("lb_gained", 0)),
+                 insns=f["skip_insns"] + f["balance_insns"])
+        for kind in ("skip", "balance"):
+            if (ma, kind) in h and (mb, kind) in h:
+                med = window_median(h[ma, kind], h[mb, kind])
+                if med is not None:
+                    f[f"median_{kind}"] = med
+        every = {**f, "all": f["kernel"] + f["user"]}
+        f.update({key: scale * every[num] / every[den] for key, scale, num, den in RATIOS
+                  if every[den]})
         out[wl] = f
     return out
 
@@ -409,15 +365,19 @@ def _cell(v: list[float]) -> str:
 BOOT = re.compile(r"^(baseline|patched)-(.+)-r(\d+)$")
 
 
+def _boots(out: pathlib.Path) -> list[pathlib.Path]:
+    """The boot directories of out/raw."""
+    raw = out / "raw"
+    return [d for d in sorted(raw.iterdir()) if BOOT.match(d.name) and d.is_dir()] \
+        if raw.is_dir() else []
+
+
 def collect(out: pathlib.Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
     """(kernel, topology, repetition, workload, figures) of every boot in out/raw."""
     rows = []
-    for d in sorted((out / "raw").iterdir()) if (out / "raw").is_dir() else []:
-        m = BOOT.match(d.name)
-        if not m or not d.is_dir():
-            continue
-        for wl, f in figures(d).items():
-            rows.append((m.group(1), m.group(2), int(m.group(3)), wl, f))
+    for d in _boots(out):
+        k, t, r = BOOT.findall(d.name)[0]
+        rows += [(k, t, int(r), wl, f) for wl, f in figures(d).items()]
     return rows
 
 
@@ -447,28 +407,24 @@ def write_report(out: pathlib.Path, command: str) -> int:
             f"{meta.get('seeds', '?')}. Guest time is the instruction count of all vCPUs "
             "together, 2 ns an instruction, so a latency in guest us is instructions "
             "x 2 ns.", ""] if "icount" in meta else []),
-         "Counted by the QEMU plugin bench/sfp_cost_plugin.c: every guest instruction "
-         "executed between the entry of the newly-idle balance and its return, "
-         "interrupts taken meanwhile apart, in the calls that returned between two "
-         "marks the guest makes around each workload. A call balanced when it entered "
-         "the balance proper (sched_balance_rq, load_balance before v6.10), else it "
-         "skipped. Idle entries and attempts (the lowest domain level's newly-idle "
-         "lb_count) are schedstat's, read by the guest next to each mark. The median "
-         "call of a kind is the middle one of the window's calls (from the plugin's "
-         "histograms, the mean of the two middle ones for an even count). Both kernels were "
-         "built with the balance marked noinline (cost-noinline-*.patch), so that it has "
-         "an entry and return sites. Each cell: median (min-max; spread = (max - min) / median) "
+         "Counted by the QEMU plugin bench/sfp_cost_plugin.c: every guest instruction executed "
+         "between the entry of the newly-idle balance and its return, interrupts taken meanwhile "
+         "apart, in the calls that returned between two marks the guest makes around each "
+         "workload. A call balanced when it entered the balance proper (sched_balance_rq, "
+         "load_balance before v6.10), else it skipped. Idle entries and attempts (the lowest "
+         "domain level's newly-idle lb_count) are schedstat's, read by the guest next to each "
+         "mark. The median call of a kind is the middle one of the window's calls (from the "
+         "plugin's histograms, the mean of the two middle ones for an even count). Both kernels "
+         "were built with the balance marked noinline (cost-noinline-*.patch), so that it has an "
+         "entry and return sites. Each cell: median (min-max; spread = (max - min) / median) "
          "over the repetitions.", ""]
-    topos = sorted({t for _, t, _, _, _ in rows})
-    for t in topos:
+    for t in sorted({t for _, t, _, _, _ in rows}):
         L += [f"## {t}", "", "| workload | figure | baseline | patched |", "|---|---|---|---|"]
-        for wl in WORKLOADS:
-            for key, what in FIGURES:
-                v = {k: [f[key] for kk, tt, _, w, f in rows if (kk, tt, w) == (k, t, wl)
-                         and key in f] for k in ("baseline", "patched")}
-                if not v["baseline"] and not v["patched"]:
-                    continue
-                L.append(f"| {wl} | {what} | {_cell(v['baseline'])} | {_cell(v['patched'])} |")
+        for wl, (key, what) in itertools.product(WORKLOADS, FIGURES):
+            v = [[f[key] for kk, tt, _, w, f in rows if (kk, tt, w) == (k, t, wl) and key in f]
+                 for k in KERNELS]
+            if any(v):
+                L.append(f"| {wl} | {what} | {_cell(v[0])} | {_cell(v[1])} |")
         L.append("")
     irq = sum(f["irq_insns"] for *_, f in rows)
     L.append(f"Instructions of interrupts taken inside the calls, all boots: {irq:.0f}.")
@@ -480,10 +436,7 @@ def write_report(out: pathlib.Path, command: str) -> int:
     L.append(f"Workload windows where the plugin's balanced calls differ from schedstat's "
              f"attempts: {len(off)} of {len(rows)}" + (": " + "; ".join(off) if off else "."))
     (out / "report.md").write_text("\n".join(L) + "\n")
-    raw = out / "raw"
-    dirs = {d.name for d in raw.iterdir() if BOOT.match(d.name) and d.is_dir()} \
-        if raw.is_dir() else set()
-    missing = sorted(dirs - {f"{k}-{t}-r{r}" for k, t, r in boots})
+    missing = sorted({d.name for d in _boots(out)} - {f"{k}-{t}-r{r}" for k, t, r in boots})
     for n in missing:
         print(f"sfp: {n}: no cost figures (no marks in its .cost log?)")
     return 1 if missing or not rows else 0
@@ -498,6 +451,10 @@ ACROSS = (("insns_per_idle", "newly-idle instructions per idle entry"),
           ("median_balance", "median call that balanced, instructions"))
 
 
+def _made_from(runs: list[pathlib.Path]) -> str:
+    return "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)
+
+
 def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix")) -> str:
     """One table across cost-mode runs (their cost.tsv and meta.tsv): per
     run, topology and workload, baseline's and patched's figures of ACROSS,
@@ -506,50 +463,41 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
          "baseline | patched |", "|---|---|---|---|---|---|---|---|---|"]
     # per figure: (cells within 1%, cells with two repetitions or more)
     within: dict[str, list[int]] = {key: [0, 0] for key, _ in ACROSS}
-    # per run: its workload windows, and those whose balanced calls equal
-    # schedstat's attempts (the count's check)
+    # per run: its boots, its workload windows, and those whose balanced
+    # calls equal schedstat's attempts (the count's check)
     checks: list[str] = []
     for run in runs:
-        tsv, mt = run / "cost.tsv", run / "meta.tsv"
-        if not tsv.is_file() or not mt.is_file():
+        if not (run / "cost.tsv").is_file() or not (run / "meta.tsv").is_file():
             raise CostError(f"{run}: no cost.tsv and meta.tsv (an sfp bench --cost output "
                             "directory whose report was made)")
-        meta = _meta(run)
-        rows = cost_rows(tsv)
-        equal = windows_equal(rows)
-        checks.append(f"| {run.name} | {len({(r['kernel'], r['topology'], r['rep']) for r in rows})}"
-                      f" | {len(rows)} | {equal} |")
-        for t in sorted({r["topology"] for r in rows}):
-            for wl in workloads:
-                for key, what in ACROSS:
-                    v = {k: [float(r[key]) for r in rows if (r["kernel"], r["topology"],
-                                                             r["workload"]) == (k, t, wl)
-                             and r.get(key)] for k in ("baseline", "patched")}
-                    if not v["baseline"] and not v["patched"]:
-                        continue
-                    for vals in v.values():
-                        sp = Spread.of(vals)
-                        if sp is not None and len(vals) > 1 and sp.median:
-                            within[key][1] += 1
-                            within[key][0] += (sp.high - sp.low) / sp.median <= 0.01
-                    L.append(f"| {run.name} | {meta.get('version', '?')} | "
-                             f"{meta.get('newidle_features', '?')} | {meta.get('busy_loops', '0')} | "
-                             f"{t} | {wl} | {what} | {_cell(v['baseline'])} | "
-                             f"{_cell(v['patched'])} |")
-    pulls = _pulls(runs)
-    L += ["", "Each cell: median (min-max; spread = (max - min) / median) over the "
-          "repetitions. A median call is the middle call of the workload's window "
-          "(the plugin's histogram of calls by instructions); the figures per idle "
-          "entry are sums over the window.", "",
+        meta, rows = _meta(run), cost_rows(run / "cost.tsv")
+        boots = {(r["kernel"], r["topology"], r["rep"]) for r in rows}
+        checks.append(f"| {run.name} | {len(boots)} | {len(rows)} | {windows_equal(rows)} |")
+        head = (f"| {run.name} | {meta.get('version', '?')} | {meta.get('newidle_features', '?')} "
+                f"| {meta.get('busy_loops', '0')} |")
+        for t, wl, (key, what) in itertools.product(sorted({r["topology"] for r in rows}),
+                                                    workloads, ACROSS):
+            v = [[float(r[key]) for r in rows if (r["kernel"], r["topology"], r["workload"])
+                  == (k, t, wl) and r.get(key)] for k in KERNELS]
+            if not any(v):
+                continue
+            for vals in v:
+                sp = Spread.of(vals)
+                if sp is not None and len(vals) > 1 and sp.median:
+                    within[key][1] += 1
+                    within[key][0] += (sp.high - sp.low) / sp.median <= 0.01
+            L.append(f"{head} {t} | {wl} | {what} | {_cell(v[0])} | {_cell(v[1])} |")
+    L += ["", "Each cell: median (min-max; spread = (max - min) / median) over the repetitions. A "
+          "median call is the middle call of the workload's window (the plugin's histogram of "
+          "calls by instructions); the figures per idle entry are sums over the window.", "",
           "Cells (one kernel, topology and workload) whose repetitions are within 1% of "
           "their median: " + "; ".join(f"{what}: {w} of {n}" for (key, what), (w, n) in
                                         zip(ACROSS, within.values())) + ".", "",
-          "The count's check: the calls that balanced and schedstat's newly-idle attempts "
-          "at the lowest level, read next to the marks, count the same calls but for those "
-          "made between a mark and the read beside it.", "",
+          "The count's check: the calls that balanced and schedstat's newly-idle attempts at the "
+          "lowest level, read next to the marks, count the same calls but for those made between "
+          "a mark and the read beside it.", "",
           "| run | boots | workload windows | windows where they are equal |", "|---|---|---|---|",
-          *checks, "", *pulls,
-          "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
+          *checks, "", *_pulls(runs), _made_from(runs)]
     return "\n".join(L) + "\n"
 
 
@@ -564,16 +512,15 @@ def _pulls(runs: list[pathlib.Path]) -> list[str]:
         rows = [r for r in cost_rows(run / "cost.tsv") if r["workload"] == "mix"
                 and r.get("gained")]
         for t in sorted({r["topology"] for r in rows}):
-            got = {k: {r["rep"]: float(r["gained"]) for r in rows
-                       if (r["kernel"], r["topology"]) == (k, t)} for k in ("baseline", "patched")}
-            a, b = got["baseline"], got["patched"]
+            a, b = ({r["rep"]: float(r["gained"]) for r in rows
+                     if (r["kernel"], r["topology"]) == (k, t)} for k in KERNELS)
             ratios = pull_ratios(a, b)
             pw = power(ratios)
             seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}%"
             need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
             bound = "-" if pw.lower is None else f"{pw.gmean:.3f}, at least {pw.lower:.3f}"
-            L.append(f"| {run.name} | {t} | {_cell(list(a.values()))} | {_cell(list(b.values()))} | "
-                     f"{_cell(ratios)} | {seen} | {need} | {bound} |")
+            L.append(f"| {run.name} | {t} | {_cell(list(a.values()))} | {_cell(list(b.values()))}"
+                     f" | {_cell(ratios)} | {seen} | {need} | {bound} |")
     if not L:
         return []
     return ["Tasks pulled by newly-idle balancing under the mixed load (lb_gained, all levels), "
@@ -582,9 +529,8 @@ def _pulls(runs: list[pathlib.Path]) -> list[str]:
             "a 5% loss would need; from 30 repetitions on, the ratios' geometric mean and its "
             "one-sided 95% lower bound (normal quantile):", "",
             "| run | topology | baseline | patched | patched / baseline, per repetition | "
-            "smallest loss seen | repetitions for a 5% loss | geometric mean ratio, 95% lower bound |",
-            "|---|---|---|---|---|---|---|---|",
-            *L, ""]
+            "smallest loss seen | repetitions for a 5% loss | geometric mean ratio, 95% lower "
+            "bound |", "|---|---|---|---|---|---|---|---|", *L, ""]
 
 
 # The figures sfp bench-lines --insns --same reports the largest difference of.
@@ -603,31 +549,27 @@ def same(runs: list[pathlib.Path]) -> str:
     """Each later run against the first, workload window by window (same
     kernel, topology, repetition and workload): the windows found in
     both, those identical in every column of cost.tsv, and the largest
-    relative difference of each figure of SAME (over the columns both
-    runs' cost.tsv have). Runs booted with the same
+    relative difference of each figure of SAME. Runs booted with the same
     --icount seeds should be identical; runs without --icount show what
     host time does to a repeated boot."""
-    def load(run: pathlib.Path) -> dict[tuple[str, ...], dict[str, str]]:
-        tsv = run / "cost.tsv"
-        if not tsv.is_file():
+    def load(run: pathlib.Path) -> tuple[Window, dict[str, str], tuple[str, str]]:
+        if not (run / "cost.tsv").is_file():
             raise CostError(f"{run}: no cost.tsv (an sfp bench --cost output directory whose "
                             "report was made)")
-        return windows(cost_rows(tsv))
-    first, m0 = load(runs[0]), _meta(runs[0])
+        m = _meta(run)
+        return windows(cost_rows(run / "cost.tsv")), m, \
+            (m.get("images_baseline", ""), m.get("images_patched", ""))
+    first, m0, img0 = load(runs[0])
     L = ["| run | busy loops | seeds | kernel and initramfs bytes | windows in both | "
          "identical in every counter | "
          + " | ".join(f"largest difference: {what}" for _, what in SAME) + " |",
          "|---" * (6 + len(SAME)) + "|"]
-
-    def images(m: dict[str, str]) -> tuple[str, str]:
-        return m.get("images_baseline", ""), m.get("images_patched", "")
     for run in runs[1:]:
-        other, m = load(run), _meta(run)
+        other, m, img = load(run)
         keys = sorted(first.keys() & other.keys())
         if not keys:
             raise CostError(f"{run} and {runs[0]} have no workload window in common (kernel, "
                             "topology, repetition, workload)")
-        ident = compare(first, other)[1]
         cells = []
         for key, _ in SAME:
             d = [x for k in keys if (x := _rel(first[k].get(key, ""), other[k].get(key, "")))
@@ -636,15 +578,13 @@ def same(runs: list[pathlib.Path]) -> str:
         seeds = m.get("seeds", "none (no --icount)")
         if seeds != m0.get("seeds", "none (no --icount)"):
             seeds += f" (the first run: {m0.get('seeds', 'none')})"
-        same_bytes = "not recorded" if not all(images(m) + images(m0)) else \
-            "the same" if images(m) == images(m0) else "differ"
+        same_bytes = "not recorded" if not all(img + img0) else \
+            "the same" if img == img0 else "differ"
         L.append(f"| {run.name} | {m.get('busy_loops', '0')} | {seeds} | {same_bytes} | "
-                 f"{len(keys)} | {ident} | "
-                 + " | ".join(cells) + " |")
+                 f"{len(keys)} | {compare(first, other)[1]} | " + " | ".join(cells) + " |")
     L += ["", f"Each later run against {runs[0].name} (busy loops: {m0.get('busy_loops', '0')}; "
           f"seeds: {m0.get('seeds', 'none (no --icount)')}). A difference is |b - a| / a over "
-          "the windows where both have the figure.", "",
-          "Made from: " + "; ".join(f"`{_meta(r).get('command', '?')}` ({r.name})" for r in runs)]
+          "the windows where both have the figure.", "", _made_from(runs)]
     return "\n".join(L) + "\n"
 
 

@@ -215,7 +215,7 @@ class Figures(unittest.TestCase):
             "sfp-cost hist=1 kind=balance 1200:2 1500:1 1800:1 5000:1 end\n"
             "sfp-cost hist=1 kind=balance 1200:2 1500:1\n"
             "sfp-cost hist=0 kind=skip 80:99 end\n")  # a mark runs once: the first line wins
-        h = sfp_cost.hists(tmp / "b.cost")
+        h = sfp_cost.read_log(tmp / "b.cost")[1]
         self.assertEqual(h[(1, "balance")], {1200: 2, 1500: 1, 1800: 1, 5000: 1})
         f = sfp_cost.figures(tmp / "b")
         self.assertEqual(f["rr"]["median_skip"], 80.0)        # 80 80 80 90 90
