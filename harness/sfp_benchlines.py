@@ -28,6 +28,7 @@ is stated.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import pathlib
 import shutil
@@ -47,25 +48,11 @@ LOSS = 0.05          # the loss of useful pulls the issue asks to resolve
 ALPHA, POWER = 0.05, 0.80
 BOUND_N = 30         # repetitions from which power() states the ratio's bound
 K = TypeVar("K", int, str)  # a repetition: its number, or as cost.tsv spells it
+KERNELS = ("baseline", "patched")
 
 
 class RunError(sfp_errors.Failed):
     """A run directory that cannot be read."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Run:
-    path: pathlib.Path
-    version: str
-    mode: str
-    topologies: tuple[str, ...]
-    command: str
-    # (kernel, topology, repetition, metric) -> value
-    values: dict[tuple[str, str, int, str], float]
-
-    def reps(self, kernel: str, topo: str, metric: str) -> dict[int, float]:
-        return {r: v for (k, t, r, m), v in self.values.items()
-                if k == kernel and t == topo and m == metric}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +67,31 @@ class Spread:
         if not vals:
             return None
         return Spread(min(vals), statistics.median(vals), max(vals), len(vals))
+
+
+Both = tuple[Spread | None, Spread | None]  # baseline's, patched's
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One sfp bench output directory: its meta.tsv and results.tsv."""
+    path: pathlib.Path
+    version: str
+    mode: str
+    topologies: tuple[str, ...]
+    command: str
+    # (kernel, topology, repetition, metric) -> value
+    values: dict[tuple[str, str, int, str], float]
+
+    def reps(self, kernel: str, topo: str, metric: str) -> dict[int, float]:
+        return {r: v for (k, t, r, m), v in self.values.items()
+                if k == kernel and t == topo and m == metric}
+
+    def spread(self, kernel: str, topo: str, metric: str) -> Spread | None:
+        return Spread.of(list(self.reps(kernel, topo, metric).values()))
+
+    def both(self, topo: str, metric: str) -> Both:
+        return self.spread("baseline", topo, metric), self.spread("patched", topo, metric)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,16 +109,17 @@ class Power:
 
 @dataclasses.dataclass(frozen=True)
 class Row:
+    """One run and topology of the table."""
     version: str
     mode: str
     topology: str
-    attempts: tuple[Spread | None, Spread | None]
-    wasted: tuple[Spread | None, Spread | None]
-    pulls: tuple[Spread | None, Spread | None]
+    attempts: Both
+    wasted: Both
+    pulls: Both
     pull_ratios: Spread | None
-    writes: tuple[Spread | None, Spread | None]
+    writes: Both
     power: Power
-    gate: tuple[Spread | None, Spread | None]  # baseline's max_newidle_lb_cost, avg_idle
+    gate: Both  # baseline's max_newidle_lb_cost, avg_idle
 
 
 def _tsv(path: pathlib.Path) -> list[list[str]]:
@@ -117,6 +130,7 @@ def _tsv(path: pathlib.Path) -> list[list[str]]:
 
 
 def load(path: pathlib.Path) -> Run:
+    """The run in directory PATH, or RunError."""
     meta = {f[0]: f[1:] for f in _tsv(path / "meta.tsv")}
     rows = _tsv(path / "results.tsv")
     if not rows or rows[0][:6] != ["kernel", "topology", "vcpus", "rep", "metric", "value"]:
@@ -137,11 +151,6 @@ def load(path: pathlib.Path) -> Run:
                topologies=topos, command=(meta.get("command") or ["?"])[0], values=values)
 
 
-def line_of(version: str) -> str:
-    """The kernel line of a version: 6.12.118 -> 6.12."""
-    return ".".join(version.split(".")[:2])
-
-
 def plot_data(runs: list[Run], topology: str = "") -> dict:
     """What scripts/bench-lines-plot.py draws: {line: {mode: {kernel:
     {attempts|wasted|pulls: [value per repetition]}}}}, for TOPOLOGY (by
@@ -149,26 +158,24 @@ def plot_data(runs: list[Run], topology: str = "") -> dict:
     out: dict = {}
     for run in runs:
         topo = topology or run.topologies[0]
-        modes = out.setdefault(line_of(run.version), {})
+        modes = out.setdefault(".".join(run.version.split(".")[:2]), {})  # 6.12.118 -> 6.12
         if run.mode in modes:
             raise RunError(f"{run.path}: a second {run.mode} run of {run.version}")
         modes[run.mode] = {
             k: {name: [v for _, v in sorted(run.reps(k, topo, metric).items())]
                 for name, metric in (("attempts", ATTEMPTS), ("wasted", WASTED),
                                      ("pulls", PULLS))}
-            for k in ("baseline", "patched")}
+            for k in KERNELS}
     return out
 
 
 def plot(runs: list[Run], outdir: pathlib.Path) -> list[str]:
     """OUTDIR/bench-lines-LINE.png for each line of RUNS
     (scripts/bench-lines-plot.py, with Debian's matplotlib); their paths."""
-    import json  # pylint: disable=import-outside-toplevel
-
-    py = python_with_matplotlib()
     script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "bench-lines-plot.py"
-    p = subprocess.run([py, str(script), str(outdir)], input=json.dumps(plot_data(runs)),
-                       text=True, capture_output=True, check=False)
+    p = subprocess.run([python_with_matplotlib(), str(script), str(outdir)],
+                       input=json.dumps(plot_data(runs)), text=True, capture_output=True,
+                       check=False)
     if p.returncode:
         raise RunError(f"scripts/bench-lines-plot.py: {p.stderr.strip()[-300:]}")
     return p.stdout.split()
@@ -193,27 +200,26 @@ def power(ratios: list[float]) -> Power:
     loss = 1 - math.exp(-z * sd / math.sqrt(n))
     need = math.ceil((z * sd / -math.log(1 - LOSS)) ** 2) if sd > 0 else n
     mean = statistics.fmean(logs)
-    bound = (math.exp(mean), math.exp(mean - za * sd / math.sqrt(n))) if n >= BOUND_N else (None, None)
+    bound = (math.exp(mean), math.exp(mean - za * sd / math.sqrt(n))) if n >= BOUND_N \
+        else (None, None)
     return Power(n, sd, loss, max(need, 3), *bound)
 
 
 def rows(run: Run) -> list[Row]:
+    """The table's rows of RUN, one per topology."""
     out = []
     for t in run.topologies:
-        def both(metric: str) -> tuple[Spread | None, Spread | None]:
-            return (Spread.of(list(run.reps("baseline", t, metric).values())),
-                    Spread.of(list(run.reps("patched", t, metric).values())))
-        a, b = run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS)
-        ratios = pull_ratios(a, b)
-        gate = (Spread.of(list(run.reps("baseline", t, GATE_COST).values())),
-                Spread.of(list(run.reps("baseline", t, GATE_IDLE).values())))
-        out.append(Row(run.version, run.mode, t, both(ATTEMPTS), both(WASTED), both(PULLS),
-                       Spread.of(ratios), both(WRITES), power(ratios), gate))
+        ratios = pull_ratios(run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS))
+        gate = run.spread("baseline", t, GATE_COST), run.spread("baseline", t, GATE_IDLE)
+        out.append(Row(run.version, run.mode, t, run.both(t, ATTEMPTS), run.both(t, WASTED),
+                       run.both(t, PULLS), Spread.of(ratios), run.both(t, WRITES), power(ratios),
+                       gate))
     return out
 
 
 COST = (("rr.sched_balance_newidle.us_per_call", "time per sched_balance_newidle() call, us"),
-        ("rr.sched_balance_newidle.us_per_tx", "time in sched_balance_newidle() per transaction, us"),
+        ("rr.sched_balance_newidle.us_per_tx",
+         "time in sched_balance_newidle() per transaction, us"),
         ("rr.lat_p50_us", "request latency p50, us"),
         ("rr.lat_p99_us", "request latency p99, us"))
 
@@ -224,20 +230,17 @@ def cost_table(runs: list[Run]) -> str:
     -icount these times are instructions x 2^shift ns."""
     L = ["| run | topology | kernel | " + " | ".join(f"{what} (spread)" for _, what in COST) + " |",
          "|---|---|---|" + "---|" * len(COST)]
-    for run in runs:
-        for t in run.topologies:
-            for k in ("baseline", "patched"):
-                cells = []
-                for key, _ in COST:
-                    sp = Spread.of(list(run.reps(k, t, key).values()))
-                    if sp is None:
-                        cells.append("-")
-                        continue
-                    rel = (sp.high - sp.low) / sp.median if sp.median else None
-                    cells.append(f"{_f(sp.median)} ({_f(sp.low)}..{_f(sp.high)}; "
-                                 f"{'-' if rel is None else f'{100 * rel:.2f}%'})")
-                L.append(f"| {run.path.name} | {t} | {k} | " + " | ".join(cells) + " |")
+    for run, t, k in ((run, t, k) for run in runs for t in run.topologies for k in KERNELS):
+        cells = [_timed(run.spread(k, t, key)) for key, _ in COST]
+        L.append(f"| {run.path.name} | {t} | {k} | " + " | ".join(cells) + " |")
     return "\n".join(L) + "\n"
+
+
+def _timed(sp: Spread | None) -> str:
+    if sp is None:
+        return "-"
+    rel = f"{100 * ((sp.high - sp.low) / sp.median):.2f}%" if sp.median else "-"
+    return f"{_f(sp.median)} ({_f(sp.low)}..{_f(sp.high)}; {rel})"
 
 
 def _f(v: float | None) -> str:
@@ -252,12 +255,14 @@ def _f(v: float | None) -> str:
     return f"{v:.3g}"
 
 
-def _ab(p: tuple[Spread | None, Spread | None], ratio: bool = False) -> str:
-    a, b = p
+def _sp(s: Spread | None) -> str:
+    """median (low..high), or '-'."""
+    return "-" if s is None else f"{_f(s.median)} ({_f(s.low)}..{_f(s.high)})"
 
-    def one(s: Spread | None) -> str:
-        return "-" if s is None else f"{_f(s.median)} ({_f(s.low)}..{_f(s.high)})"
-    s = f"{one(a)} -> {one(b)}"
+
+def _ab(p: Both, ratio: bool = False) -> str:
+    a, b = p
+    s = f"{_sp(a)} -> {_sp(b)}"
     if ratio and a and b and a.median:
         s += f", x{_f(b.median / a.median)}"
     return s
@@ -275,7 +280,8 @@ class ClassRow:
     workload: str
     reps: int
     counts: dict[str, int]
-    unexplained_last_ms: float | None = None  # the latest unexplained balance after its watch began
+    # the latest unexplained balance after its watch began
+    unexplained_last_ms: float | None = None
 
     @property
     def wasted(self) -> int:
@@ -288,6 +294,7 @@ class ClassRow:
 
 
 def class_rows(run: Run) -> list[ClassRow]:
+    """RUN's ClassRows, per topology and workload that ran the classify phase."""
     out = []
     for t in run.topologies:
         for wl in ("rr", "mix"):
@@ -306,70 +313,66 @@ def class_table(runs: list[Run]) -> str:
     them (harness/sfp_classify.py): every balance after a set of the
     indicator is asked for; one with no set before it is not."""
     L = ["| line | newly-idle features | topology | workload | repetitions | balances | pulled | "
-         "with no set before them (latest, after the watch began) | after their set was cleared | sets | sets balanced, nothing pulled | "
-         "wasted balances | wasted per such set (floor 1) | the floor as a share of baseline's waste, rr |",
+         "with no set before them (latest, after the watch began) | after their set was cleared | "
+         "sets | sets balanced, nothing pulled | wasted balances | wasted per such set (floor 1) | "
+         "the floor as a share of baseline's waste, rr |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    n = 0
     for run in runs:
         for r in class_rows(run):
-            n += 1
             c = r.counts
-            share = "-"
-            if r.workload == "rr" and r.wasted:
-                a = Spread.of(list(run.reps("baseline", r.topology, WASTED).values()))
-                b = Spread.of(list(run.reps("patched", r.topology, WASTED).values()))
-                if a and b and a.median:
-                    share = f"{100 * b.median / a.median * c['empty_sets'] / r.wasted:.2g}%"
-            L.append(f"| {r.version} | {r.mode} | {r.topology} | {r.workload} | {r.reps} | {c['balances']} | "
-                     f"{c['pulled']} | {c['unexplained']}"
-                     + (f" (<= {_f(r.unexplained_last_ms)} ms)" if c["unexplained"] and r.unexplained_last_ms is not None else "")
-                     + f" | {c['after_clear']} | {c['sets']} | "
-                     f"{c['empty_sets']} | {r.wasted} | {_f(r.per_empty_set)} | {share} |")
-    if not n:
+            a, b = run.both(r.topology, WASTED)
+            share = f"{100 * b.median / a.median * c['empty_sets'] / r.wasted:.2g}%" \
+                if r.workload == "rr" and r.wasted and a and b and a.median else "-"
+            last = f" (<= {_f(r.unexplained_last_ms)} ms)" \
+                if c["unexplained"] and r.unexplained_last_ms is not None else ""
+            L.append(f"| {r.version} | {r.mode} | {r.topology} | {r.workload} | {r.reps} | "
+                     f"{c['balances']} | {c['pulled']} | {c['unexplained']}{last} | "
+                     f"{c['after_clear']} | {c['sets']} | {c['empty_sets']} | {r.wasted} | "
+                     f"{_f(r.per_empty_set)} | {share} |")
+    if len(L) == 2:
         return ""
-    L.append("")
-    L.append("Sums over the repetitions of patched's classify phase (one-level topologies: every "
-             "newly-idle balance is at the lowest level the watch sees). A balance with no set before it "
-             "breaks the specification; the rest are asked for by it: a runqueue did reach two tasks. A set "
-             "that no balance turned into a pull costs this design at least the one balance whose "
-             "root-level pass clears it (floor 1); more means CPUs entered idle while a runqueue still held "
-             "two tasks that were not worth or not allowed to move. The last column scales the light "
-             "load's measured waste (patched over baseline, medians of the counting phase) by the classify "
-             "phase's floor over its wasted balances: the least waste this design can leave on that load, "
-             "against the 1% target.")
+    L += ["", "Sums over the repetitions of patched's classify phase (one-level topologies: every "
+          "newly-idle balance is at the lowest level the watch sees). A balance with no set before "
+          "it breaks the specification; the rest are asked for by it: a runqueue did reach two "
+          "tasks. A set that no balance turned into a pull costs this design at least the one "
+          "balance whose root-level pass clears it (floor 1); more means CPUs entered idle while a "
+          "runqueue still held two tasks that were not worth or not allowed to move. The last "
+          "column scales the light load's measured waste (patched over baseline, medians of the "
+          "counting phase) by the classify phase's floor over its wasted balances: the least waste "
+          "this design can leave on that load, against the 1% target."]
     return "\n".join(L) + "\n"
 
 
 def table(runs: list[Run]) -> str:
+    """The table across RUNS, one row per run and topology, and its notes."""
     L = ["| line | newly-idle features | topology | attempts per idle entry, rr | "
-         "wasted balances per idle entry, rr | tasks pulled, mix | pulls patched/baseline per repetition | "
-         "root load_avg writes, pool | smallest loss of pulls seen (n) | repetitions for a 5% loss | "
-         "baseline's cost gate: max_newidle_lb_cost vs avg_idle, ms |",
+         "wasted balances per idle entry, rr | tasks pulled, mix | pulls patched/baseline per "
+         "repetition | root load_avg writes, pool | smallest loss of pulls seen (n) | repetitions "
+         "for a 5% loss | baseline's cost gate: max_newidle_lb_cost vs avg_idle, ms |",
          "|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         for r in rows(run):
-            pr = "-" if r.pull_ratios is None else \
-                f"{_f(r.pull_ratios.median)} ({_f(r.pull_ratios.low)}..{_f(r.pull_ratios.high)})"
-            wr = "-" if r.writes[1] is None else _f(r.writes[1].high)
-            wa = "-" if r.writes[0] is None else _f(r.writes[0].median)
+            wa, wb = r.writes
             pw = r.power
-            seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}% ({pw.n})"
+            seen = "-" if pw.detectable_loss is None else \
+                f"{100 * pw.detectable_loss:.0f}% ({pw.n})"
             need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
             c, i = r.gate
-            gate = "-" if c is None or i is None else f"{_f(c.median / 1000)} vs {_f(i.median / 1000)}"
+            gate = "-" if c is None or i is None else \
+                f"{_f(c.median / 1000)} vs {_f(i.median / 1000)}"
             L.append(f"| {r.version} | {r.mode} | {r.topology} | {_ab(r.attempts, True)} | "
-                     f"{_ab(r.wasted, True)} | {_ab(r.pulls)} | {pr} | {wa} -> {wr} | {seen} | {need} | {gate} |")
-    L.append("")
-    L.append("The cost gate: a newly-idle balance also stops when the CPU's average idle time is shorter "
-             "than the domain's largest recent balance cost (max_newidle_lb_cost, debugfs, largest over "
-             "domains, and sched/debug's avg_idle, mean over CPUs, after the light load; medians). Where it "
-             "is above avg_idle, baseline's attempts are cut by that gate, not by the overload indicator.")
-    L.append("")
-    L.append("Medians over the repetitions, (min..max); `x` is patched median over baseline median. "
-             f"Power: one-sided test at {ALPHA:.0%} with {POWER:.0%} power on the log of the per-repetition "
-             "pull ratios, their spread taken from the run.")
-    L.append("")
-    L.append("Made from: " + "; ".join(f"`{r.command}` ({r.version}, {r.mode})" for r in runs))
+                     f"{_ab(r.wasted, True)} | {_ab(r.pulls)} | {_sp(r.pull_ratios)} | "
+                     f"{'-' if wa is None else _f(wa.median)} -> "
+                     f"{'-' if wb is None else _f(wb.high)} | {seen} | {need} | {gate} |")
+    L += ["", "The cost gate: a newly-idle balance also stops when the CPU's average idle time is "
+          "shorter than the domain's largest recent balance cost (max_newidle_lb_cost, debugfs, "
+          "largest over domains, and sched/debug's avg_idle, mean over CPUs, after the light load; "
+          "medians). Where it is above avg_idle, baseline's attempts are cut by that gate, not by "
+          "the overload indicator.", "",
+          "Medians over the repetitions, (min..max); `x` is patched median over baseline median. "
+          f"Power: one-sided test at {ALPHA:.0%} with {POWER:.0%} power on the log of the "
+          "per-repetition pull ratios, their spread taken from the run.", "",
+          "Made from: " + "; ".join(f"`{r.command}` ({r.version}, {r.mode})" for r in runs)]
     return "\n".join(L) + "\n"
 
 
