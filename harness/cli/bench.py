@@ -93,10 +93,10 @@ two kernels under each other's boots)."""),
     p.add_argument("--reps", default="3", metavar="N",
                    help="repetitions per kernel and topology (default 3)")
     p.add_argument("-F", "--newidle-features", default="measure", metavar="MODE",
-                   help="the sched features that skip newly-idle balances by a rule of "
-                        "their own (NI_RANDOM; NI_RATE on 7.1): 'measure' turns them off in "
-                        "both kernels, so that the counters show the overload gate alone; "
-                        "'shipped' leaves them as the line ships them (default measure)")
+                   help="the sched features that skip newly-idle balances by a rule of their own "
+                        "(NI_RANDOM; NI_RATE on 7.1): 'measure' turns them off in both kernels, "
+                        "so that the counters show the overload gate alone; 'shipped' leaves "
+                        "them as the line ships them (default measure)")
     p.add_argument("-o", "--out", metavar="DIR",
                    help="output directory, which must not hold an earlier run (default "
                         "$BUILD/LINE/bench/run-DATE-TIME; $BUILD/LINE/bench/latest links it)")
@@ -104,37 +104,36 @@ two kernels under each other's boots)."""),
                    help="extra QEMU options for every boot (sfp boot -Q), e.g. '-icount "
                         "shift=1,sleep=off'; docs/bench/README.md says what that changes")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="J",
-                   help="boot J guests at once (with BOOT_BACKEND=lava-server, J jobs on the "
-                        "LAVA server's devices); here they share the host's cores, which the "
-                        "figures feel (default 1: one boot after another)")
+                   help="boot J guests at once (with BOOT_BACKEND=lava-server, J jobs on the LAVA "
+                        "server's devices); here they share the host's cores, which the figures "
+                        "feel (default 1: one boot after another)")
     p.add_argument("--smoke", action="store_true",
                    help="one repetition on smp2 for 3 s, then check that every metric was "
                         "collected and moved the expected way (make certify)")
     p.add_argument("--cost", action="store_true",
                    help="the cost mode: the count phases only, under a QEMU plugin "
-                        "(bench/sfp_cost_plugin.c) that counts the guest instructions spent "
-                        "in the newly-idle balance; OUTDIR/report.md has them per call that "
-                        "skipped, per call that balanced (mean and median call), per idle "
-                        "entry and (rr, mix) per request. Both kernels are built with the "
-                        "balance marked noinline (OUTDIR/cost-noinline-KERNEL.patch: 6.19 "
-                        "and 7.1 inline it into its only caller). The plugin is built against "
-                        "qemu-plugin.h: "
-                        "QEMU_PLUGIN_H, else taken from Debian's QEMU source by apt-get "
-                        "source (a deb-src line) and kept in the cache")
+                        "(bench/sfp_cost_plugin.c) that counts the guest instructions spent in the "
+                        "newly-idle balance; OUTDIR/report.md has them per call that skipped, per "
+                        "call that balanced (mean and median call), per idle entry and (rr, mix) "
+                        "per request. Both kernels are built with the balance marked noinline "
+                        "(OUTDIR/cost-noinline-KERNEL.patch: 6.19 and 7.1 inline it into its only "
+                        "caller). The plugin is built against qemu-plugin.h: QEMU_PLUGIN_H, else "
+                        "taken from Debian's QEMU source by apt-get source (a deb-src line) and "
+                        "kept in the cache")
     p.add_argument("--busy", type=int, default=0, metavar="N",
-                   help="N busy loops on the host while the guests run (as sfp stress -b): "
-                        "a busy host, to see what it changes (default 0)")
+                   help="N busy loops on the host while the guests run (as sfp stress -b): a busy "
+                        "host, to see what it changes (default 0)")
     p.add_argument("--icount", action="store_true",
                    help="deterministic guests: guest time counted in instructions (-icount "
-                        "shift=1,sleep=off: 2 ns an instruction, every vCPU on one host "
-                        "thread, idle time skipped), random numbers from QEMU's -seed, the "
-                        "RTC on the virtual clock, and hpet=disable nokaslr on the guest's "
-                        "command line. A boot with the same kernel, topology and seed runs "
-                        "the same instructions, on a quiet host or a busy one; repetitions "
-                        "differ by their seed (see --seed)")
+                        "shift=1,sleep=off: 2 ns an instruction, every vCPU on one host thread, "
+                        "idle time skipped), random numbers from QEMU's -seed, the RTC on the "
+                        "virtual clock, and hpet=disable nokaslr on the guest's command line. A "
+                        "boot with the same kernel, topology and seed runs the same instructions, "
+                        "on a quiet host or a busy one; repetitions differ by their seed (see "
+                        "--seed)")
     p.add_argument("--seed", type=int, metavar="N",
-                   help="with --icount: repetition R boots with seed N+R-1 (default 1); two "
-                        "runs with the same N boot the same guests")
+                   help="with --icount: repetition R boots with seed N+R-1 (default 1); two runs "
+                        "with the same N boot the same guests")
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("offsets", help="the offsets of the fields the benchmark watches",
                        description=sfp_bench.OFFSETS_DOC,
@@ -159,9 +158,9 @@ two kernels under each other's boots)."""),
                         "and balances per idle entry and the median call that skipped and that "
                         "balanced, baseline and patched, with their spread over the repetitions")
     p.add_argument("--same", action="store_true",
-                   help="with --insns: compare every later RUN with the first, workload window "
-                        "by window (same kernel, topology and repetition): how many windows "
-                        "are identical in every counter, and the largest difference of each "
-                        "figure; for --icount runs booted with the same seeds, on a quiet "
-                        "host and on a busy one")
+                   help="with --insns: compare every later RUN with the first, workload window by "
+                        "window (same kernel, topology and repetition): how many windows are "
+                        "identical in every counter, and the largest difference of each figure; "
+                        "for --icount runs booted with the same seeds, on a quiet host and on a "
+                        "busy one")
     p.set_defaults(func=cmd_bench_lines)
