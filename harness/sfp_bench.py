@@ -48,6 +48,7 @@ image booted.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
 import fcntl
@@ -62,7 +63,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import IO, Callable
+from typing import IO, Callable, Iterator
 
 from harness import sfp_benchlines
 from harness import sfp_cost
@@ -127,13 +128,10 @@ def _compile_command(obj: pathlib.Path) -> str:
     cmdfile = obj / "kernel" / "sched" / ".fair.o.cmd"
     if not cmdfile.is_file():
         raise BenchError(f"no {cmdfile}: build the kernel in {obj} first")
-    cmd = ""
-    for ln in cmdfile.read_text(errors="replace").splitlines():
-        # kbuild saves the command as savedcmd_..., before v6.2 as cmd_...
-        m = re.match(r"^(saved)?cmd_kernel/sched/fair\.o := (.*)$", ln)
-        if m:
-            cmd = m.group(2).split(" ; ")[0]
-            break
+    # kbuild saves the command as savedcmd_..., before v6.2 as cmd_...
+    m = re.search(r"^(?:saved)?cmd_kernel/sched/fair\.o := (.*)$",
+                  cmdfile.read_text(errors="replace"), re.M)
+    cmd = m.group(1).split(" ; ")[0] if m else ""
     marker = " -c -o kernel/sched/fair.o "
     if marker not in cmd:
         raise BenchError(f"unexpected compile command in {cmdfile}")
@@ -150,12 +148,9 @@ def _offset_of(obj: pathlib.Path, cc: str, tmp: pathlib.Path, name: str, typ: st
     r = subprocess.run(["sh", "-c", f"{cc} -S -o {shlex.quote(str(asm))} "
                         f"{shlex.quote(str(src))}"], cwd=obj, capture_output=True, text=True,
                        check=False)
-    if r.returncode == 0:
-        for ln in asm.read_text(errors="replace").splitlines():
-            m = re.search(r"->SFP_OFF [$#]*([0-9]+) ", ln)
-            if m:
-                return name, m.group(1), ""
-    return name, "", r.stderr
+    m = re.search(r"->SFP_OFF [$#]*([0-9]+) ", asm.read_text(errors="replace")) \
+        if r.returncode == 0 else None
+    return name, m.group(1) if m else "", r.stderr
 
 
 def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
@@ -181,6 +176,22 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 
 
 # --- a run ---------------------------------------------------------------------
+
+# --icount: a guest that runs the same, instruction for instruction, when
+# booted again with the same seed, whatever the host is doing. Guest time
+# is the instruction count (2 ns an instruction, all vCPUs on one host
+# thread; idle time skipped to the next timer), and what else the guest
+# reads from the host is fixed: the random numbers (RDRAND and the
+# entropy QEMU hands out, from -seed), the RTC (from the virtual clock and
+# a fixed base) and the kernel's own placement (nokaslr). hpet=disable:
+# under -icount with QEMU's HPET as the global clock, jiffies advanced 50
+# in 25 LAPIC timer periods, so the kernel's check of its LAPIC timer
+# failed ("APIC timer disabled due to verification failure") and it ran
+# without one-shot timers or NOHZ; with the PIT as the global clock the
+# check counts 25 and passes.
+ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
+ICOUNT_APPEND = "hpet=disable nokaslr"
+
 
 @dataclasses.dataclass(frozen=True)
 class Bench(sfp_env.OnLine):
@@ -215,37 +226,16 @@ class Bench(sfp_env.OnLine):
 
     @property
     def guest_append(self) -> str:
-        extra = self.extra_append
-        exact = f" {ICOUNT_APPEND}" if self.seed is not None else ""
-        return (f"sfp.dur={self.duration} sfp.newidle={self.mode}{exact}"
-                + (f" {extra}" if extra else ""))
+        return " ".join(filter(None, (f"sfp.dur={self.duration} sfp.newidle={self.mode}",
+                                      ICOUNT_APPEND if self.reproducible else "",
+                                      self.extra_append)))
 
     def boot_qemu_opts(self, rep: int) -> str:
         """The QEMU options of repetition rep's boots: -Q's, and under
         --icount the deterministic machine with that repetition's seed."""
         if self.seed is None:
             return self.qemu_opts
-        return f"{self.qemu_opts} {icount_opts(self.seed + rep - 1)}".strip()
-
-
-# --icount: a guest that runs the same, instruction for instruction, when
-# booted again with the same seed, whatever the host is doing. Guest time
-# is the instruction count (2 ns an instruction, all vCPUs on one host
-# thread; idle time skipped to the next timer), and what else the guest
-# reads from the host is fixed: the random numbers (RDRAND and the
-# entropy QEMU hands out, from -seed), the RTC (from the virtual clock and
-# a fixed base) and the kernel's own placement (nokaslr). hpet=disable:
-# under -icount with QEMU's HPET as the global clock, jiffies advanced 50
-# in 25 LAPIC timer periods, so the kernel's check of its LAPIC timer
-# failed ("APIC timer disabled due to verification failure") and it ran
-# without one-shot timers or NOHZ; with the PIT as the global clock the
-# check counts 25 and passes.
-ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
-ICOUNT_APPEND = "hpet=disable nokaslr"
-
-
-def icount_opts(seed: int) -> str:
-    return f"{ICOUNT} -seed {seed}"
+        return f"{self.qemu_opts} {ICOUNT} -seed {self.seed + rep - 1}".strip()
 
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
@@ -259,121 +249,104 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         topos = [f"smp{v}" for v in vcpus.split()]
     if smoke:
         topos, duration, reps = ["smp2"], "3", "1"
-    if not duration.isdigit() or int(duration) == 0:
-        raise BenchRefused(f"-d wants a whole number of seconds > 0, not '{duration}'")
-    if not reps.isdigit() or int(reps) == 0:
-        raise BenchRefused(f"--reps wants a number of repetitions > 0, not '{reps}'")
-    if not topos:
-        raise BenchRefused("-t wants at least one topology")
-    if mode not in MODES:
-        raise BenchRefused(f"-F wants 'measure' or 'shipped', not '{mode}'")
-    if jobs < 1:
-        raise BenchRefused(f"-j wants a number of boots at once, 1 or more, not {jobs}")
-    if busy < 0:
-        raise BenchRefused(f"--busy wants a number of busy loops, 0 or more, not {busy}")
-    if cost and smoke:
-        raise BenchRefused("--cost and --smoke do not go together")
-    if cost and sfp_env.accel(env) != "tcg":
-        raise BenchRefused(f"--cost needs QEMU's TCG (its plugins see no KVM guest), not "
-                         f"ACCEL={env['ACCEL']}")
+    accel = sfp_env.accel(env)
     qopts = env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts
-    if seed is not None:
-        if seed < 0:
-            raise BenchRefused(f"--seed wants a number, 0 or more, not {seed}")
-        if sfp_env.accel(env) != "tcg":
-            raise BenchRefused(f"--icount needs QEMU's TCG, not ACCEL={env['ACCEL']}")
-        if data.lines[choice.line].no_icount:
-            raise BenchRefused(f"--icount: not on {choice.line} (sfp.toml lines.\"{choice.line}\"."
-                             f"no_icount): {data.lines[choice.line].no_icount}")
-        clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
-        if clash:
-            raise BenchRefused(f"--icount sets {', '.join(clash)} itself: leave "
-                             f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")
+    clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
+    no_icount = data.lines[choice.line].no_icount
+    for bad, why in (
+            (not duration.isdigit() or int(duration) == 0,
+             f"-d wants a whole number of seconds > 0, not '{duration}'"),
+            (not reps.isdigit() or int(reps) == 0,
+             f"--reps wants a number of repetitions > 0, not '{reps}'"),
+            (not topos, "-t wants at least one topology"),
+            (mode not in MODES, f"-F wants 'measure' or 'shipped', not '{mode}'"),
+            (jobs < 1, f"-j wants a number of boots at once, 1 or more, not {jobs}"),
+            (busy < 0, f"--busy wants a number of busy loops, 0 or more, not {busy}"),
+            (cost and smoke, "--cost and --smoke do not go together"),
+            (cost and accel != "tcg",
+             f"--cost needs QEMU's TCG (its plugins see no KVM guest), not ACCEL={accel}"),
+            (seed is not None and seed < 0, f"--seed wants a number, 0 or more, not {seed}"),
+            (seed is not None and accel != "tcg", f"--icount needs QEMU's TCG, not ACCEL={accel}"),
+            (seed is not None and no_icount, f"--icount: not on {choice.line} (sfp.toml "
+             f"lines.\"{choice.line}\".no_icount): {no_icount}"),
+            (seed is not None and clash, f"--icount sets {', '.join(clash)} itself: leave "
+             f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")):
+        if bad:
+            raise BenchRefused(why)
     counts = {}
     for t in topos:
-        n = data.topology(t).vcpus
+        counts[t] = n = data.topology(t).vcpus
         if not 2 <= n <= 8:
             raise BenchRefused(f"topology {t} has {n} vCPUs, outside 2..8 (the config has "
-                             "NR_CPUS=8; the workloads need 2)")
-        counts[t] = n
+                               "NR_CPUS=8; the workloads need 2)")
     sfp_env.check_numbers(env)
-    mem = env.get("MEM") or str(sfp_env.LOADED_MEM)
     tree = choice.build / "tree"
     if not (tree / ".git").is_dir():
         raise BenchRefused(f"no work tree at {tree}: run 'make prepare' first")
-    refs = {"baseline": env.get("BENCH_BASELINE") or "baseline",
-            "patched": env.get("BENCH_PATCHED") or "patched"}
+    refs = {k: env.get(f"BENCH_{k.upper()}") or k for k in KERNELS}
     for k, ref in refs.items():
         if subprocess.run(["git", "-C", str(tree), "rev-parse", "-q", "--verify",
                            f"{ref}^{{commit}}"], capture_output=True, check=False).returncode:
             raise BenchRefused(f"work tree {tree} has no commit '{ref}' for {k}: run "
-                             "'make prepare'")
-    for tool, pkg in (("gcc", "gcc"),):
-        if sfp_env.missing_tool(tool, pkg):
-            raise BenchRefused(sfp_env.missing_tool(tool, pkg))
+                               "'make prepare'")
+    if sfp_env.missing_tool("gcc", "gcc"):
+        raise BenchRefused(sfp_env.missing_tool("gcc", "gcc"))
     try:
         python = sfp_benchlines.python_with_matplotlib()
     except sfp_benchlines.RunError as e:
         raise BenchRefused(str(e)) from e
     if sfp_env.missing_tool("perf", "linux-perf"):
         raise BenchRefused(sfp_env.missing_tool("perf", "linux-perf"))
-    b = choice.build / "bench"
-    if out:
-        outdir = pathlib.Path(out)
-    elif smoke:
-        outdir = b / "smoke"
-    else:
-        outdir = b / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
-    if not (smoke and not out) and (outdir.is_file() or (outdir.is_dir() and any(outdir.iterdir()))):
+    bdir = choice.build / "bench"
+    outdir = pathlib.Path(out) if out else bdir / "smoke" if smoke else \
+        bdir / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    if (out or not smoke) and (outdir.is_file() or outdir.is_dir() and any(outdir.iterdir())):
         raise BenchRefused(f"output directory '{outdir}' is not empty: name a new one with -o")
     header = None
     if cost:
         for what, d in (("output directory", outdir), ("build directory", choice.build)):
             if re.search(r"[,\s]", str(d.resolve())):
                 raise BenchRefused(f"--cost: the {what} '{d}' has a comma or a space, which "
-                                 "QEMU's -plugin and -D options cannot take")
+                                   "QEMU's -plugin and -D options cannot take")
         try:
             header = sfp_cost.plugin_header(env)
         except sfp_cost.CostError as e:
             raise BenchRefused(str(e)) from e
-    return Bench(choice, tuple(topos), counts, int(duration), int(reps),
-                 mode, outdir, qopts, int(mem), smoke, refs, python, command, jobs, header,
-                 busy, seed, env.get("BENCH_APPEND", ""))
+    return Bench(choice, tuple(topos), counts, int(duration), int(reps), mode, outdir, qopts,
+                 int(env.get("MEM") or sfp_env.LOADED_MEM), smoke, refs, python, command, jobs,
+                 header, busy, seed, env.get("BENCH_APPEND", ""))
+
+
+def _read(path: pathlib.Path) -> str:
+    return path.read_text(errors="replace") if path.is_file() else ""
 
 
 def _first(text: str, pattern: str, fmt: str) -> str:
-    for ln in text.splitlines():
-        m = re.match(pattern, ln)
-        if m:
-            return m.expand(fmt)
-    return ""
+    """FMT expanded from the first line of TEXT that PATTERN matches, or ''."""
+    return next((m.expand(fmt) for ln in text.splitlines() if (m := re.match(pattern, ln))), "")
 
 
 def progress_figures(guest_log: pathlib.Path) -> tuple[str, str, str]:
     """rr, mix and pool's headline figures from a boot's guest log, for the
     progress line ('' where a figure is missing)."""
-    text = guest_log.read_text(errors="replace") if guest_log.is_file() else ""
-    rr = _first(text, r"^sfp-bench rr count .*tps=([0-9.]*).* newidle_per_idle=([0-9.]*)",
-                r"\2 newly-idle attempts per idle entry, \1 tps")
-    mix = _first(text, r"^sfp-bench mix lb level=all .* lb_gained=([0-9]*)", r"\1 tasks gained")
-    pool = _first(text, r"^sfp-bench pool count .*tg_load_avg_changes=([0-9]*)",
-                  r"\1 root tg_load_avg changes")
-    return rr, mix, pool
+    text = _read(guest_log)
+    return (_first(text, r"^sfp-bench rr count .*tps=([0-9.]*).* newidle_per_idle=([0-9.]*)",
+                   r"\2 newly-idle attempts per idle entry, \1 tps"),
+            _first(text, r"^sfp-bench mix lb level=all .* lb_gained=([0-9]*)", r"\1 tasks gained"),
+            _first(text, r"^sfp-bench pool count .*tg_load_avg_changes=([0-9]*)",
+                   r"\1 root tg_load_avg changes"))
 
 
 def boot_status(log: pathlib.Path) -> str:
     """'ok', or what went wrong with the boot whose logs are in LOG (and
     sfp run's output in LOG.boot)."""
-    boot_out = pathlib.Path(f"{log}.boot")
-    out = boot_out.read_text(errors="replace") if boot_out.is_file() else ""
-    tsv = log / "results.tsv"
-    rows = tsv.read_text(errors="replace").splitlines() if tsv.is_file() else []
+    out = _read(pathlib.Path(f"{log}.boot"))
+    rows = _read(log / "results.tsv").splitlines()
     if not rows or any(r.startswith("boot\t") for r in rows):
         why = next((ln for ln in out.splitlines() if "sfp: error" in ln),
                    (out.splitlines() or [""])[-1])
         return f"boot failed ({why})"
-    guest = (log / "guest.log").read_text(errors="replace") if (log / "guest.log").is_file() \
-        else ""
+    guest = _read(log / "guest.log")
     if not re.search(r"^sfp-end: sfp_bench rc=0", guest, re.M):
         why = next((ln for ln in guest.splitlines() if "sfp-bench error" in ln), "see guest.log")
         return f"workload failed: {why}"
@@ -384,61 +357,51 @@ def boot_status(log: pathlib.Path) -> str:
 
 def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Path]) -> str:
     """meta.tsv: what the run was and where it ran."""
+    def out(*cmd: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+    def images(k: str) -> str:
+        obj = sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True)
+        return " ".join(f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}"
+                        for f in (obj / "arch" / "x86" / "boot" / "bzImage",
+                                  obj / "initramfs.cpio.gz") if f.is_file())
+    names = ["kernel-config/" + str(f).split("/kernel-config/", 1)[1]
+             if "/kernel-config/" in str(f) else str(f) for f in fragments]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in fragments)).hexdigest()[:16]
+    mem_kib = int(_first(_read(pathlib.Path("/proc/meminfo")), r"^MemTotal:\s*(\d+)", r"\1") or 0)
+    perf = out("perf", "--version")
+    topos = {t: data.topology(t) for t in b.topologies}
     rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
             ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
             ("newidle_features", b.mode),
             ("cost", "plugin; both kernels with the newly-idle balance noinline "
                      "(cost-noinline-KERNEL.patch)" if b.cost else "off"),
-            ("busy_loops", str(b.busy))]
-    for t in b.topologies:
-        topo = data.topology(t)
-        rows.append((f"topology_{t}", f"{topo.vcpus}\t{topo.smp}\t{','.join(topo.nodes) or '-'}"
-                                      f"\t{topo.levels}"))
-    if b.jobs > 1:
-        rows.append(("boots_at_once", str(b.jobs)))
-    rows.append(("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")))
-    if b.seed is not None:
-        rows.append(("icount", f"{ICOUNT}; guest: {ICOUNT_APPEND}"))
-        rows.append(("seeds", " ".join(str(b.seed + r) for r in range(b.reps))))
-    rows.append(("append", f"{data.kind('bench').append} {b.guest_append}"))
-    rows += [(f"offsets_{k}", offs[k]) for k in KERNELS]
-    for k in KERNELS:
-        obj = sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True)
-        rows.append((f"images_{k}", " ".join(
-            f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()[:16]}"
-            for f in (obj / "arch" / "x86" / "boot" / "bzImage", obj / "initramfs.cpio.gz")
-            if f.is_file())))
-    patched = sfp_run.kernel_wt(b.build, "bench-patched")
-    rows.append(("version", sfp_env.makefile_version((patched / "Makefile").read_text())))
-    rows.append(("source", sfp_prepare.wt_meta(b.tree, "source")))
-    for k in KERNELS:
-        wt = sfp_run.kernel_wt(b.build, f"bench-{k}")
-        rows.append((f"commit_{k}", subprocess.run(
-            ["git", "-C", str(wt), "log", "-1", "--format=%H %s"], capture_output=True,
-            text=True, check=False).stdout.strip()))
-    names = []
-    for f in fragments:
-        s = str(f)
-        names.append("kernel-config/" + s.split("/kernel-config/", 1)[1]
-                     if "/kernel-config/" in s else s)
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in fragments)).hexdigest()[:16]
-    rows.append(("config", f"{' '.join(names)} (sha256 {digest})"))
-    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text(errors="replace")
-    rows.append(("host_cpu", _first(cpuinfo, r"^model name\s*: (.*)$", r"\1")))
-    rows.append(("host_cpus", str(os.cpu_count())))
-    mem_kib = int(_first(pathlib.Path("/proc/meminfo").read_text(), r"^MemTotal:\s*(\d+)",
-                         r"\1") or 0)
-    rows.append(("host_mem", f"{mem_kib / 1048576:.1f} GiB"))
-    osr = pathlib.Path("/etc/os-release")
-    rows.append(("host_os", _first(osr.read_text() if osr.is_file() else "",
-                                   r'^PRETTY_NAME="?([^"]*)"?$', r"\1")))
-    q = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True,
-                       check=False).stdout
-    rows.append(("qemu", (q.splitlines() or [""])[0]))
-    p = subprocess.run(["perf", "--version"], capture_output=True, text=True, check=False)
-    rows.append(("perf", p.stdout.strip() if p.returncode == 0 else "none"))
-    rows.append(("date", datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M UTC")))
+            ("busy_loops", str(b.busy)),
+            *((f"topology_{t}", f"{o.vcpus}\t{o.smp}\t{','.join(o.nodes) or '-'}\t{o.levels}")
+              for t, o in topos.items()),
+            *([("boots_at_once", str(b.jobs))] if b.jobs > 1 else []),
+            ("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")),
+            *([("icount", f"{ICOUNT}; guest: {ICOUNT_APPEND}"),
+               ("seeds", " ".join(str(b.seed + r) for r in range(b.reps)))]
+              if b.seed is not None else []),
+            ("append", f"{data.kind('bench').append} {b.guest_append}"),
+            *((f"offsets_{k}", offs[k]) for k in KERNELS),
+            *((f"images_{k}", images(k)) for k in KERNELS),
+            ("version", sfp_env.makefile_version(
+                (sfp_run.kernel_wt(b.build, "bench-patched") / "Makefile").read_text())),
+            ("source", sfp_prepare.wt_meta(b.tree, "source")),
+            *((f"commit_{k}", out("git", "-C", str(sfp_run.kernel_wt(b.build, f"bench-{k}")),
+                                  "log", "-1", "--format=%H %s").stdout.strip()) for k in KERNELS),
+            ("config", f"{' '.join(names)} (sha256 {digest})"),
+            ("host_cpu", _first(_read(pathlib.Path("/proc/cpuinfo")), r"^model name\s*: (.*)$",
+                                r"\1")),
+            ("host_cpus", str(os.cpu_count())),
+            ("host_mem", f"{mem_kib / 1048576:.1f} GiB"),
+            ("host_os", _first(_read(pathlib.Path("/etc/os-release")),
+                               r'^PRETTY_NAME="?([^"]*)"?$', r"\1")),
+            ("qemu", (out("qemu-system-x86_64", "--version").stdout.splitlines() or [""])[0]),
+            ("perf", perf.stdout.strip() if perf.returncode == 0 else "none"),
+            ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
     return "".join(f"{k}\t{v}\n" for k, v in rows)
 
 
@@ -472,6 +435,15 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
         return _run(b, data, env, say)
 
 
+@contextlib.contextmanager
+def _failing(prefix: str) -> Iterator[None]:
+    """An SfpError raised inside as a BenchError, its message after PREFIX."""
+    try:
+        yield
+    except sfp_errors.SfpError as e:
+        raise BenchError(f"{prefix}{e}") from e
+
+
 def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
     bdir = b.build / "bench"
     if b.smoke and b.out == bdir / "smoke" and b.out.exists():
@@ -499,83 +471,66 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
     plugin = None
     if b.cost:
         with stages.stage("the cost plugin"):
-            try:
-                plugin = sfp_cost.build_plugin(b.cost, bins / "libsfp_cost.so")
-            except sfp_cost.CostError as e:
-                raise BenchError(str(e)) from e
+            plugin = sfp_cost.build_plugin(b.cost, bins / "libsfp_cost.so")
 
     # Each kernel is built as sfp run -r REF -n bench-KERNEL builds it, in
     # its own worktree laid out like the main tree, so ccache serves the
     # second build from the first; later runs only rebuild what changed.
     guest = ("-x", str(bins / "sfp_bench"), *[a for p in PROGRAMS for a in ("-b", str(bins / p))],
              "-p")
+    objs = {k: sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True) for k in KERNELS}
     # The cost mode's one change to both kernels: the newly-idle balance
     # out of line (sfp_cost.noinline_patch), so that the plugin sees it.
     mark: dict[str, list[str]] = {k: [] for k in KERNELS}
-    if plugin:
-        for k in KERNELS:
-            src = subprocess.run(["git", "-C", str(b.tree), "show",
-                                  f"{b.refs[k]}:kernel/sched/fair.c"],
-                                 capture_output=True, text=True, check=False)
-            if src.returncode:
-                raise BenchError(f"{k}: no kernel/sched/fair.c at {b.refs[k]} in {b.tree}")
-            try:
-                (out / f"cost-noinline-{k}.patch").write_text(sfp_cost.noinline_patch(src.stdout))
-            except sfp_cost.CostError as e:
-                raise BenchError(f"{k}: {e}") from e
-            mark[k] = [str(out / f"cost-noinline-{k}.patch")]
+    for k in KERNELS if plugin else ():
+        src = subprocess.run(["git", "-C", str(b.tree), "show", f"{b.refs[k]}:kernel/sched/fair.c"],
+                             capture_output=True, text=True, check=False)
+        if src.returncode:
+            raise BenchError(f"{k}: no kernel/sched/fair.c at {b.refs[k]} in {b.tree}")
+        with _failing(f"{k}: "):
+            (out / f"cost-noinline-{k}.patch").write_text(sfp_cost.noinline_patch(src.stdout))
+        mark[k] = [str(out / f"cost-noinline-{k}.patch")]
     for k in KERNELS:
-        with stages.stage(f"build {k} ({b.refs[k]})"):
+        with stages.stage(f"build {k} ({b.refs[k]})"), \
+                _failing(f"building {k} ({b.refs[k]}) failed: "):
             req = sfp_run.RunRequest(kind="bench", ref=b.refs[k], patches=tuple(mark[k]),
                                      name=f"bench-{k}", guest_args=guest, build_only=True,
                                      reproducible=b.reproducible, choice=b.choice)
-            try:
-                sfp_run.execute(sfp_run.plan_request(data, env, req), data, env, say)
-            except sfp_errors.SfpError as e:
-                raise BenchError(f"building {k} ({b.refs[k]}) failed: {e}") from e
+            sfp_run.execute(sfp_run.plan_request(data, env, req), data, env, say)
     offs = {}
     for k in KERNELS:
-        try:
-            offs[k] = ",".join(f"{n}:{o}" for n, o in
-                               offsets(sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True)))
-        except BenchError as e:
-            raise BenchError(f"cannot compute the field offsets of {k}: {e}") from e
+        with _failing(f"cannot compute the field offsets of {k}: "):
+            offs[k] = ",".join(f"{n}:{o}" for n, o in offsets(objs[k]))
     # The same options set on both sides (patched's tree also knows the
     # unset options of the test patches).
-    cfg = {k: sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True) / ".config" for k in KERNELS}
-    opts = {k: [ln for ln in cfg[k].read_text().splitlines() if ln.startswith("CONFIG_")]
-            for k in KERNELS}
+    opts = {k: [ln for ln in (objs[k] / ".config").read_text().splitlines()
+                if ln.startswith("CONFIG_")] for k in KERNELS}
     if opts["baseline"] != opts["patched"]:
         raise BenchError(f"baseline and patched were built with different configs "
-                         f"({cfg['baseline']}, {cfg['patched']})")
+                         f"({objs['baseline'] / '.config'}, {objs['patched'] / '.config'})")
     (out / "meta.tsv").write_text(meta(b, data, offs, fragments))
     syms = {}
-    if plugin:
-        for k in KERNELS:
-            try:
-                sy = sfp_cost.symbols(sfp_run.kernel_obj(b.build, f"bench-{k}", ref=True))
-            except sfp_cost.CostError as e:
-                raise BenchError(f"{k}: {e}") from e
-            syms[k] = out / f"cost-symbols-{k}.txt"
-            syms[k].write_text(sy.text())
-            say(f"{k}: {sy.name} at {sy.entry:#x}, {len(sy.rets)} return sites, "
-                f"{len(sy.irqs)} interrupt entries")
+    for k in KERNELS if plugin else ():
+        with _failing(f"{k}: "):
+            sy = sfp_cost.symbols(objs[k])
+        syms[k] = out / f"cost-symbols-{k}.txt"
+        syms[k].write_text(sy.text())
+        say(f"{k}: {sy.name} at {sy.entry:#x}, {len(sy.rets)} return sites, "
+            f"{len(sy.irqs)} interrupt entries")
 
     total = b.reps * len(b.topologies) * 2
     t_runs = time.monotonic()
-    lock = threading.Lock()
+    mutex = threading.Lock()
     tally = {"done": 0, "failed": 0, "retried": 0}
 
     def boot_once(k: str, topo: str, rep: int, log: pathlib.Path) -> str:
         qopts, append = b.boot_qemu_opts(rep), f"{b.guest_append} sfp.offsets={offs[k]}"
         if plugin:
-            qopts = (f"{qopts} -plugin {plugin},syms={syms[k]} -d plugin "
-                     f"-D {log}.cost").strip()
+            qopts = f"{qopts} -plugin {plugin},syms={syms[k]} -d plugin -D {log}.cost".strip()
             append += " sfp.cost=1"
             pathlib.Path(f"{log}.cost").unlink(missing_ok=True)
         e = dict(env, TOPOLOGY=topo, MEM=str(b.mem), QEMU_OPTS=qopts,
-                 BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]),
-                 APPEND=append)
+                 BOOT_TIMEOUT=str(300 + 60 * b.duration * b.vcpus[topo]), APPEND=append)
         sfp_run.run_logged(sfp_run.RunRequest(kind="bench", ref=b.refs[k], name=f"bench-{k}",
                                               boot_only=True, logdir=str(log), choice=b.choice),
                            e, pathlib.Path(f"{log}.boot"))
@@ -589,19 +544,16 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
             # One retry: an emulator fault (a hang, a guest-time jump)
             # should not void a 30-boot run.
             say(f"rep {rep}, {topo:<8} {k:<8} FAILED: {status}; retrying once")
-            for src, dst in ((log, f"{log}.failed"),
-                             (pathlib.Path(f"{log}.boot"), f"{log}.failed.boot"),
-                             (pathlib.Path(f"{log}.cost"), f"{log}.failed.cost")):
-                if src.exists():
-                    src.rename(dst)
-            with lock:
+            for ext in ("", ".boot", ".cost"):
+                if pathlib.Path(f"{log}{ext}").exists():
+                    pathlib.Path(f"{log}{ext}").rename(f"{log}.failed{ext}")
+            with mutex:
                 tally["retried"] += 1
             status = boot_once(k, topo, rep, log)
-        rr, mix, pool = progress_figures(log / "guest.log")
-        figs = (sfp_cost.progress(log) or "-") if plugin else \
-            f"rr: {rr or '-'}; mix: {mix or '-'}; pool: {pool or '-'}"
+        figs = (sfp_cost.progress(log) or "-") if plugin else "rr: {}; mix: {}; pool: {}".format(
+            *(f or "-" for f in progress_figures(log / "guest.log")))
         bad = "" if status == "ok" else f"  FAILED: {status}"
-        with lock:
+        with mutex:
             tally["done"] += 1
             tally["failed"] += status != "ok"
             print(f"[{tally['done']}/{total}] rep {rep}, {topo:<8} {k:<8} "
@@ -621,9 +573,8 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
         else:
             for a in boots:
                 one(*a)
-    failed, retried = tally["failed"], tally["retried"]
     with open(out / "meta.tsv", "a", encoding="utf-8") as f:
-        f.write(f"retried\t{retried}\n")
+        f.write(f"retried\t{tally['retried']}\n")
         f.write(f"wall\t{total} boots in {int(time.monotonic() - t_runs)} s\n")
 
     with stages.stage("report"):
@@ -634,6 +585,6 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
                                  *(["--check"] if b.smoke else []), str(out)],
                                 check=False).returncode
     say(f"report: {out}/report.md")
-    if failed:
-        raise BenchError(f"{failed} of {total} boots failed (logs under {out}/raw)")
+    if tally["failed"]:
+        raise BenchError(f"{tally['failed']} of {total} boots failed (logs under {out}/raw)")
     return rc
