@@ -107,21 +107,6 @@ class Power:
     lower: float | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One run and topology of the table."""
-    version: str
-    mode: str
-    topology: str
-    attempts: Both
-    wasted: Both
-    pulls: Both
-    pull_ratios: Spread | None
-    writes: Both
-    power: Power
-    gate: Both  # baseline's max_newidle_lb_cost, avg_idle
-
-
 def _tsv(path: pathlib.Path) -> list[list[str]]:
     try:
         return [ln.split("\t") for ln in path.read_text().splitlines() if ln]
@@ -203,18 +188,6 @@ def power(ratios: list[float]) -> Power:
     bound = (math.exp(mean), math.exp(mean - za * sd / math.sqrt(n))) if n >= BOUND_N \
         else (None, None)
     return Power(n, sd, loss, max(need, 3), *bound)
-
-
-def rows(run: Run) -> list[Row]:
-    """The table's rows of RUN, one per topology."""
-    out = []
-    for t in run.topologies:
-        ratios = pull_ratios(run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS))
-        gate = run.spread("baseline", t, GATE_COST), run.spread("baseline", t, GATE_IDLE)
-        out.append(Row(run.version, run.mode, t, run.both(t, ATTEMPTS), run.both(t, WASTED),
-                       run.both(t, PULLS), Spread.of(ratios), run.both(t, WRITES), power(ratios),
-                       gate))
-    return out
 
 
 COST = (("rr.sched_balance_newidle.us_per_call", "time per sched_balance_newidle() call, us"),
@@ -350,20 +323,19 @@ def table(runs: list[Run]) -> str:
          "repetition | root load_avg writes, pool | smallest loss of pulls seen (n) | repetitions "
          "for a 5% loss | baseline's cost gate: max_newidle_lb_cost vs avg_idle, ms |",
          "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for run in runs:
-        for r in rows(run):
-            wa, wb = r.writes
-            pw = r.power
-            seen = "-" if pw.detectable_loss is None else \
-                f"{100 * pw.detectable_loss:.0f}% ({pw.n})"
-            need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
-            c, i = r.gate
-            gate = "-" if c is None or i is None else \
-                f"{_f(c.median / 1000)} vs {_f(i.median / 1000)}"
-            L.append(f"| {r.version} | {r.mode} | {r.topology} | {_ab(r.attempts, True)} | "
-                     f"{_ab(r.wasted, True)} | {_ab(r.pulls)} | {_sp(r.pull_ratios)} | "
-                     f"{'-' if wa is None else _f(wa.median)} -> "
-                     f"{'-' if wb is None else _f(wb.high)} | {seen} | {need} | {gate} |")
+    for run, t in ((run, t) for run in runs for t in run.topologies):
+        ratios = pull_ratios(run.reps("baseline", t, PULLS), run.reps("patched", t, PULLS))
+        pw = power(ratios)
+        seen = "-" if pw.detectable_loss is None else f"{100 * pw.detectable_loss:.0f}% ({pw.n})"
+        need = "-" if pw.reps_for_loss is None else str(pw.reps_for_loss)
+        wa, wb = run.both(t, WRITES)
+        # baseline's max_newidle_lb_cost against its avg_idle
+        c, i = run.spread("baseline", t, GATE_COST), run.spread("baseline", t, GATE_IDLE)
+        gate = "-" if c is None or i is None else f"{_f(c.median / 1000)} vs {_f(i.median / 1000)}"
+        L.append(f"| {run.version} | {run.mode} | {t} | {_ab(run.both(t, ATTEMPTS), True)} | "
+                 f"{_ab(run.both(t, WASTED), True)} | {_ab(run.both(t, PULLS))} | "
+                 f"{_sp(Spread.of(ratios))} | {'-' if wa is None else _f(wa.median)} -> "
+                 f"{'-' if wb is None else _f(wb.high)} | {seen} | {need} | {gate} |")
     L += ["", "The cost gate: a newly-idle balance also stops when the CPU's average idle time is "
           "shorter than the domain's largest recent balance cost (max_newidle_lb_cost, debugfs, "
           "largest over domains, and sched/debug's avg_idle, mean over CPUs, after the light load; "
