@@ -11,15 +11,16 @@ figures of each boot (cost.tsv, report.md) and the tables across runs
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import dataclasses
 import difflib
 import itertools
 import pathlib
 import re
-import shutil
 import struct
 import subprocess
+import tempfile
 
 from harness import sfp_env
 from harness.sfp_benchlines import Spread, power, pull_ratios
@@ -57,12 +58,8 @@ class Symbols:
 
 def system_map(path: pathlib.Path) -> dict[str, int]:
     """Name -> address of System.map's text symbols (the first of a name)."""
-    out: dict[str, int] = {}
-    for ln in path.read_text(errors="replace").splitlines():
-        p = ln.split()
-        if len(p) == 3 and p[1] in "tTW" and p[2] not in out:
-            out[p[2]] = int(p[0], 16)
-    return out
+    rows = [ln.split() for ln in path.read_text(errors="replace").splitlines()]
+    return {p[2]: int(p[0], 16) for p in reversed(rows) if len(p) == 3 and p[1] in "tTW"}
 
 
 def elf_text(vmlinux: pathlib.Path) -> tuple[int, bytes]:
@@ -176,10 +173,9 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
     keep = sfp_env.cache_dir(env) / f"qemu-plugin-{version.replace(':', '_')}" / "qemu-plugin.h"
     if keep.is_file():
         return keep
-    tmp = keep.parent.with_name(keep.parent.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    keep.parent.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=keep.parent.parent) as d:
+        tmp = pathlib.Path(d)
         got = subprocess.run(["apt-get", "source", "--download-only", f"qemu={version}"],
                              cwd=tmp, capture_output=True, text=True, check=False)
         tars = sorted(t for t in tmp.glob("qemu_*.orig.tar.*") if not t.name.endswith(".asc"))
@@ -194,10 +190,8 @@ def plugin_header(env: dict[str, str]) -> pathlib.Path:
                            check=False)
         if x.returncode or not (tmp / "qemu-plugin.h").is_file():
             raise CostError(f"no include/qemu/qemu-plugin.h in {tars[-1].name}")
-        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.parent.mkdir(exist_ok=True)
         (tmp / "qemu-plugin.h").replace(keep)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return keep
 
 
@@ -281,18 +275,11 @@ def window_median(a: dict[int, int], b: dict[int, int]) -> float | None:
     but not yet in a (an earlier mark's); None when there are none. With
     an even number of calls, the mean of the two middle ones."""
     diff = sorted((c, b[c] - a.get(c, 0)) for c in b if b[c] > a.get(c, 0))
-    n = sum(k for _, k in diff)
-    if not n:
+    upto = list(itertools.accumulate(k for _, k in diff))  # calls up to each count
+    if not upto:
         return None
-    want = [(n - 1) // 2, n // 2]  # the ranks of the middle call(s), from 0
-    got: list[int] = []
-    seen = 0
-    for c, k in diff:
-        while want and want[0] < seen + k:
-            got.append(c)
-            want.pop(0)
-        seen += k
-    return sum(got) / len(got)
+    n = upto[-1]  # the middle call(s) by rank, from 0
+    return sum(diff[bisect.bisect_right(upto, r)][0] for r in ((n - 1) // 2, n // 2)) / 2
 
 
 def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
