@@ -60,13 +60,11 @@ class Spread:
     low: float
     median: float
     high: float
-    n: int
 
     @staticmethod
     def of(vals: list[float]) -> "Spread | None":
-        if not vals:
-            return None
-        return Spread(min(vals), statistics.median(vals), max(vals), len(vals))
+        """min, median and max of VALS, or None for none."""
+        return Spread(min(vals), statistics.median(vals), max(vals)) if vals else None
 
 
 Both = tuple[Spread | None, Spread | None]  # baseline's, patched's

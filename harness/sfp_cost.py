@@ -287,8 +287,7 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
     guest.log) and the plugin's (log.cost). A workload without both marks
     is left out."""
     m, h = read_log(pathlib.Path(f"{log}.cost"))
-    guest = log / "guest.log"
-    text = guest.read_text(errors="replace") if guest.is_file() else ""
+    text = (log / "guest.log").read_text(errors="replace") if (log / "guest.log").is_file() else ""
 
     def line(wl: str, what: str) -> dict[str, str]:
         found = re.search(rf"^sfp-bench {wl} {what} (.*)$", text, re.M)
@@ -310,11 +309,8 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
                  attempts=float(lb.get("attempts", 0)),
                  requests=float(cnt.get("transactions", 0)), gained=float(lb.get("lb_gained", 0)),
                  insns=f["skip_insns"] + f["balance_insns"])
-        for kind in ("skip", "balance"):
-            if (ma, kind) in h and (mb, kind) in h:
-                med = window_median(h[ma, kind], h[mb, kind])
-                if med is not None:
-                    f[f"median_{kind}"] = med
+        f.update({f"median_{k}": med for k in ("skip", "balance") if (ma, k) in h and (mb, k) in h
+                  and (med := window_median(h[ma, k], h[mb, k])) is not None})
         every = {**f, "all": f["kernel"] + f["user"]}
         f.update({key: scale * every[num] / every[den] for key, scale, num, den in RATIOS
                   if every[den]})
@@ -325,9 +321,8 @@ def figures(log: pathlib.Path) -> dict[str, dict[str, float]]:
 def progress(log: pathlib.Path) -> str:
     """The progress line's figure for a boot: rr's instructions per idle entry."""
     rr = figures(log).get("rr", {})
-    if "insns_per_idle" not in rr:
-        return ""
-    return f"rr {rr['insns_per_idle']:.0f} newly-idle instructions per idle entry"
+    return f"rr {rr['insns_per_idle']:.0f} newly-idle instructions per idle entry" \
+        if "insns_per_idle" in rr else ""
 
 
 # --- the report ------------------------------------------------------------------
