@@ -178,17 +178,12 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 # --- a run ---------------------------------------------------------------------
 
 # --icount: a guest that runs the same, instruction for instruction, when
-# booted again with the same seed, whatever the host is doing. Guest time
-# is the instruction count (2 ns an instruction, all vCPUs on one host
-# thread; idle time skipped to the next timer), and what else the guest
-# reads from the host is fixed: the random numbers (RDRAND and the
-# entropy QEMU hands out, from -seed), the RTC (from the virtual clock and
-# a fixed base) and the kernel's own placement (nokaslr). hpet=disable:
-# under -icount with QEMU's HPET as the global clock, jiffies advanced 50
-# in 25 LAPIC timer periods, so the kernel's check of its LAPIC timer
-# failed ("APIC timer disabled due to verification failure") and it ran
-# without one-shot timers or NOHZ; with the PIT as the global clock the
-# check counts 25 and passes.
+# booted again with the same seed, whatever the host does: guest time is
+# the instruction count, and the random numbers (-seed), the RTC and the
+# kernel's placement (nokaslr) are fixed. hpet=disable: under -icount with
+# the HPET as the global clock, jiffies advanced 50 in 25 LAPIC periods, the
+# kernel's LAPIC timer check failed and it ran without one-shot timers or
+# NOHZ; with the PIT the check passes (docs/bench/README.md).
 ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
 ICOUNT_APPEND = "hpet=disable nokaslr"
 

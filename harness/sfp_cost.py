@@ -484,11 +484,9 @@ def across(runs: list[pathlib.Path], workloads: tuple[str, ...] = ("rr", "mix"))
 
 
 def _pulls(runs: list[pathlib.Path]) -> list[str]:
-    """The useful pulls under the mixed load (lb_gained, all levels), per
-    run and topology, and what loss of them the run could see: patched's
-    over baseline's per repetition (under --icount the two boots of a
-    repetition have the same seed), and sfp_benchlines.power on those
-    ratios. Empty for runs made before cost.tsv had the column."""
+    """The useful pulls under the mixed load per run and topology, and the
+    power of their per-repetition ratios (under --icount both boots of a
+    repetition have its seed). Empty for runs whose cost.tsv lacks them."""
     L = []
     for run in runs:
         rows = [r for r in cost_rows(run / "cost.tsv") if r["workload"] == "mix"
@@ -529,11 +527,9 @@ def _rel(a: str, b: str) -> float | None:
 
 def same(runs: list[pathlib.Path]) -> str:
     """Each later run against the first, workload window by window (same
-    kernel, topology, repetition and workload): the windows found in
-    both, those identical in every column of cost.tsv, and the largest
-    relative difference of each figure of SAME. Runs booted with the same
-    --icount seeds should be identical; runs without --icount show what
-    host time does to a repeated boot."""
+    kernel, topology, repetition and workload): the windows in both, those
+    identical in every column of cost.tsv, and the largest relative
+    difference of each figure of SAME."""
     def load(run: pathlib.Path) -> tuple[Window, dict[str, str], tuple[str, str]]:
         if not (run / "cost.tsv").is_file():
             raise CostError(f"{run}: no cost.tsv (an sfp bench --cost output directory whose "
