@@ -34,25 +34,22 @@ kselftest-list, each stream's kunit.py output (NAME.parsed), extra.tsv
 """
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 import re
 import subprocess
+from typing import NamedTuple
 
 from harness import sfp_lava
 from harness import sfp_results
 from harness import sfp_summary
 from harness import sfp_errors
 
-_BEGIN = re.compile(r"^sfp-begin: ")
-_END = re.compile(r"^sfp-end: ")
 _KUNIT_CONFIG = re.compile(r"^CONFIG_[A-Z0-9_]*KUNIT_TEST=y", re.M)
 # ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
-_PRECOND_NAMED = re.compile(r"^[\s#]*ok [0-9]+ ([^ #][^ ]*) # SKIP precondition:")
-_PRECOND_UNNAMED = re.compile(r"^[\s#]*ok [0-9]+ # SKIP precondition:")
+_PRECOND = re.compile(r"^[\s#]*ok [0-9]+ (?:([^ #][^ ]*) )?# SKIP precondition:")
 _KSFT_TEST = re.compile(r"^# selftests: [^:]*: ")
 _KSFT_DONE = re.compile(r"^(not )?ok [0-9]+ selftests: ")
-_KSFT_RUN = re.compile(r"^#  RUN  +[^ ]+ \.\.\.$")
+_KSFT_RUN = re.compile(r"^#  RUN  +([^ ]+) \.\.\.$")
 _KSFT_SKIP = re.compile(r"^ok [0-9]+ # SKIP")
 
 
@@ -60,10 +57,14 @@ class ReportError(sfp_errors.Failed):
     """A log directory or tree that cannot be reported on."""
 
 
-@dataclasses.dataclass(frozen=True)
-class GuestProgram:
+class GuestProgram(NamedTuple):
+    """A guest program that finished, and its exit status."""
     name: str
     rc: str
+
+
+def _text(lines: list[str]) -> str:
+    return "".join(ln + "\n" for ln in lines)
 
 
 def split_guest(text: str) -> tuple[list[GuestProgram], dict[str, str]]:
@@ -74,16 +75,16 @@ def split_guest(text: str) -> tuple[list[GuestProgram], dict[str, str]]:
     taps: dict[str, list[str]] = {}
     name = ""
     for line in lines_of(text.replace("\r", "")):
-        f = line.split()
-        if _BEGIN.match(line):
-            name = f[1] if len(f) > 1 else ""
+        f = line.split() + ["", ""]
+        if line.startswith("sfp-begin: "):
+            name = f[1]
             taps[name] = []
-        elif _END.match(line):
-            done.append(GuestProgram(f[1] if len(f) > 1 else "", f[2][3:] if len(f) > 2 else ""))
+        elif line.startswith("sfp-end: "):
+            done.append(GuestProgram(f[1], f[2][3:]))
             name = ""
         elif name:
             taps[name].append(line)
-    return done, {n: "".join(ln + "\n" for ln in ls) for n, ls in taps.items()}
+    return done, {n: _text(ls) for n, ls in taps.items()}
 
 
 def split_kselftest(tap: str) -> list[tuple[str, str]]:
@@ -99,32 +100,23 @@ def split_kselftest(tap: str) -> list[tuple[str, str]]:
         if _KSFT_TEST.match(line):
             name = line.split()[-1]
             out.append((name, []))
-            continue
-        if name and _KSFT_DONE.match(line):
+        elif name and _KSFT_DONE.match(line):
             name = ""
-            continue
-        if name and line.startswith("# "):
+        elif name and line.startswith("# "):
             nested = line[2:]
-            if _KSFT_RUN.match(nested):
-                case = re.sub(r" \.\.\.$", "", re.sub(r"^#  RUN  +", "", nested))
+            if m := _KSFT_RUN.match(nested):
+                case = m[1]
             if _KSFT_SKIP.match(nested) and case:
                 nested = nested.replace(" # SKIP", f" {case} # SKIP", 1)
             out[-1][1].append(nested)
-    return [(n, "".join(ln + "\n" for ln in ls)) for n, ls in out]
+    return [(n, _text(ls)) for n, ls in out]
 
 
 def precondition_skips(texts: list[str]) -> list[str]:
     """The tests that skipped because a precondition could not be set up
     in time (their reason starts 'precondition:'), sorted."""
-    found: set[str] = set()
-    for text in texts:
-        for line in lines_of(text.replace("\r", "")):
-            m = _PRECOND_NAMED.match(line)
-            if m:
-                found.add(m.group(1))
-            elif _PRECOND_UNNAMED.match(line):
-                found.add("(unnamed)")
-    return sorted(found)
+    return sorted({m[1] or "(unnamed)" for text in texts
+                   for m in map(_PRECOND.match, lines_of(text.replace("\r", ""))) if m})
 
 
 def slow_rows(console: str) -> list[str]:
@@ -218,26 +210,24 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
     kunit_py = tree / "tools" / "testing" / "kunit" / "kunit.py"
     if not kunit_py.is_file():
         raise ReportError(f"'{tree}' has no tools/testing/kunit/kunit.py")
-    out = out or logdir / "results.tsv"
     extra: list[str] = []
     inputs: list[tuple[str, str, str]] = []
 
-    def parse(name: str, src: pathlib.Path) -> None:
+    def parse(name: str, source: str, suite: str, ext: str = "tap") -> None:
         with open(logdir / f"{name}.parsed", "wb") as log:
             subprocess.run(["python3", str(kunit_py), "parse", f"--json={logdir / name}.json",
-                            str(src)], stdout=log, stderr=subprocess.STDOUT, check=False)
+                            str(logdir / f"{name}.{ext}")], stdout=log, stderr=subprocess.STDOUT,
+                           check=False)
+        inputs.append((source, suite, str(logdir / f"{name}.json")))
 
     console = _read(console_log)
     if "KTAP version" in console:
         _write(logdir / "kunit.ktap", ktap_headers_clean(kunit_part(console)))
-        parse("kunit", logdir / "kunit.ktap")
-        inputs.append(("kunit", "kunit", str(logdir / "kunit.json")))
+        parse("kunit", "kunit", "kunit", "ktap")
         extra += slow_rows(console)
-    else:
-        config = obj / ".config"
-        if config.is_file() and _KUNIT_CONFIG.search(_read(config)):
-            extra.append("kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the "
-                         "console has no KTAP\n")
+    elif (obj / ".config").is_file() and _KUNIT_CONFIG.search(_read(obj / ".config")):
+        extra.append("kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the "
+                     "console has no KTAP\n")
 
     guest_log = logdir / "guest.log"
     done: list[GuestProgram] = []
@@ -250,16 +240,14 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
             raise ReportError(f"{guest_log}: no guest program finished (no 'sfp-end:' line)")
         _write(logdir / "guest-rc.tsv", "".join(f"{p.name}\t{p.rc}\n" for p in done))
         for p in done:
-            parse(f"guest-{p.name}", logdir / f"guest-{p.name}.tap")
-            inputs.append(("guest", p.name, str(logdir / f"guest-{p.name}.json")))
+            parse(f"guest-{p.name}", "guest", p.name)
             if p.name == "kselftest":
                 tests = split_kselftest(_read(logdir / "guest-kselftest.tap"))
                 for t, tap in tests:
                     _write(logdir / f"kselftest-{t}.tap", tap)
                 _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
                 for t, _ in tests:
-                    parse(f"kselftest-{t}", logdir / f"kselftest-{t}.tap")
-                    inputs.append(("guest", t, str(logdir / f"kselftest-{t}.json")))
+                    parse(f"kselftest-{t}", "guest", t)
             js = logdir / f"guest-{p.name}.json"
             failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))
             if p.rc != "0" and not failed:
@@ -276,5 +264,5 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
         [_read(p) for p in sorted(logdir.glob("guest-*.tap"))]
     skips = logdir / "precondition-skips"
     _write(skips, "".join(f"{n}\n" for n in precondition_skips(texts)))
-    return sfp_summary.summarize(title, inputs, [str(logdir / "extra.tsv")], str(out),
-                                 True, str(skips))
+    return sfp_summary.summarize(title, inputs, [str(logdir / "extra.tsv")],
+                                 str(out or logdir / "results.tsv"), True, str(skips))
