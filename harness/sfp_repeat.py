@@ -32,6 +32,7 @@ from harness import sfp_run
 from harness import sfp_errors
 from harness.sfp_run import RunRequest
 
+_WIDTHS = (4, 7, 7, 18, 18, 7)  # sfp repeat's table
 ROOT_TG = re.compile(r"cfs_rq\[[0-9]*\]:/ load_avg=[0-9-]* tg_load_avg_contrib=[0-9-]* "
                      r"tg_load_avg=([0-9-]*)")
 
@@ -98,8 +99,8 @@ def root_tg_max(guest_log: pathlib.Path) -> str:
     return str(max(int(v) for v in vals)) if vals else ""
 
 
-def _row(*cells: str) -> str:
-    widths = (4, 7, 7, 18, 18, 7)
+def columns(widths: tuple[int, ...], *cells: str) -> str:
+    """CELLS left-aligned in columns of WIDTHS; the last cell as it is."""
     return "".join(f"{c:<{w}} " for c, w in zip(cells, widths)) + cells[-1]
 
 
@@ -121,33 +122,25 @@ def busy_loops(n: int, say: Callable[[str], None]):
 def repeat(req: RunRequest, n: int, out: pathlib.Path, busy: int, env: dict[str, str],
            say: Callable[[str], None], table: TextIO) -> None:
     """Build REQ's kernel once, boot it N times; the table on TABLE."""
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
     say(f"building ({sfp_run.command(req)})")
-    built = sfp_run.run_logged(dataclasses.replace(req, build_only=True), env, out / "build.out")
-    if built.status:
-        raise RepeatFailed(f"{sfp_run.command(req)} --build-only failed (see {out}/build.out)")
+    _build(req, out, env)
     failures: collections.Counter[str] = collections.Counter()
     with busy_loops(busy, say):
-        print(_row("boot", "passed", "failed", "light load", "overload control", "missed",
-                   "root tg_load_avg (max over CPUs)"), file=table, flush=True)
+        print(columns(_WIDTHS, "boot", "passed", "failed", "light load", "overload control",
+                      "missed", "root tg_load_avg (max over CPUs)"), file=table, flush=True)
         for i in range(1, n + 1):
             log = out / str(i)
             res = sfp_run.run_logged(dataclasses.replace(req, boot_only=True, logdir=str(log)),
                                      env, out / f"{i}.out")
             failures.update(res.failed)
             fig = (newidle_figures(log / "guest.log") or [Figures()])[0]
-            print(_row(str(i), str(res.passed),
-                       str(len(res.failed)) if res.cases else "no result", fig.light,
-                       fig.control, fig.missed, root_tg_max(log / "guest.log") or "-"),
+            print(columns(_WIDTHS, str(i), str(res.passed),
+                          str(len(res.failed)) if res.cases else "no result", fig.light,
+                          fig.control, fig.missed, root_tg_max(log / "guest.log") or "-"),
                   file=table, flush=True)
     print(f"\nfailures per test case over {n} boots:", file=table)
-    for case in sorted(failures):
-        print(f"  {case}: {failures[case]}", file=table)
-    if not failures:
-        print("  none", file=table)
-    table.flush()
+    print("".join(f"  {c}: {failures[c]}\n" for c in sorted(failures)) or "  none\n", end="",
+          file=table, flush=True)
 
 
 def default_out(build: pathlib.Path, req: RunRequest) -> pathlib.Path:
@@ -187,10 +180,8 @@ class Done:
     result: sfp_run.RunResult | None = None  # what the boot's run gave
 
 
-def build_saved(req: RunRequest, out: pathlib.Path,
-                env: dict[str, str]) -> tuple[pathlib.Path, sfp_run.RunResult]:
-    """Build REQ's kernel once (OUT/build.out) and copy what its boots
-    need to OUT/images; that directory, and the build's RunResult.
+def _build(req: RunRequest, out: pathlib.Path, env: dict[str, str]) -> sfp_run.RunResult:
+    """REQ's kernel built once (OUT emptied first, OUT/build.out);
     RepeatFailed when the build fails."""
     if out.exists():
         shutil.rmtree(out)
@@ -198,6 +189,16 @@ def build_saved(req: RunRequest, out: pathlib.Path,
     built = sfp_run.run_logged(dataclasses.replace(req, build_only=True), env, out / "build.out")
     if built.status or built.obj is None:
         raise RepeatFailed(f"{sfp_run.command(req)} --build-only failed (see {out}/build.out)")
+    return built
+
+
+def build_saved(req: RunRequest, out: pathlib.Path,
+                env: dict[str, str]) -> tuple[pathlib.Path, sfp_run.RunResult]:
+    """Build REQ's kernel once (OUT/build.out) and copy what its boots
+    need to OUT/images; that directory, and the build's RunResult.
+    RepeatFailed when the build fails."""
+    built = _build(req, out, env)
+    assert built.obj is not None
     for rel in IMAGES:
         dest = out / "images" / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -274,6 +275,7 @@ def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> st
     job and device and its seconds queued and running (the server's
     stamps); the sum is then of the running, on the server's devices."""
     lava = any(d.lava for d in done)
+    how = how or f"{workers} at once"
     rows = ["variant\tboot\tseconds\texit\tpassed\tfailed"
             + ("\tlava\tqueued\tran" if lava else "")]
     rows += [f"{d.job.name}\t{d.job.boot}\t{d.seconds:.0f}\t{d.status}\t{d.passed}\t{d.failed}"
@@ -284,10 +286,10 @@ def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> st
         queued = [d.queued for d in done if d.lava]
         rows.append(f"# {len(done)} boots, {ran:.0f} s running on the devices, queued "
                     f"{sum(queued) / len(queued):.0f} s on average and {max(queued):.0f} s at "
-                    f"most, {wall:.0f} s wall with {how or f'{workers} at once'} "
+                    f"most, {wall:.0f} s wall with {how} "
                     f"({ran / wall if wall else 0:.2f} devices busy on average)")
-        return "\n".join(rows) + "\n"
-    total = sum(d.seconds for d in done)
-    rows.append(f"# {len(done)} boots, {total:.0f} s of boots, {wall:.0f} s wall with "
-                f"{how or f'{workers} at once'} ({total / wall if wall else 0:.2f}x)")
+    else:
+        total = sum(d.seconds for d in done)
+        rows.append(f"# {len(done)} boots, {total:.0f} s of boots, {wall:.0f} s wall with "
+                    f"{how} ({total / wall if wall else 0:.2f}x)")
     return "\n".join(rows) + "\n"
