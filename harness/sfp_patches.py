@@ -65,9 +65,8 @@ class PatchesError(sfp_errors.Failed):
     """The patches cannot be generated; the message is one line."""
 
 
-def _git(tree: pathlib.Path, *args: str) -> str:
-    r = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                       env=dict(os.environ, **IDENTITY), check=False)
+def _git(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
+    r = S.git(tree, *args, env=dict(os.environ, **IDENTITY), stdin=stdin)
     if r.returncode:
         raise PatchesError(f"git {args[0]} failed in {tree}: "
                            f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
@@ -128,10 +127,7 @@ def _commit(tree: pathlib.Path, msg: pathlib.Path) -> str:
     drops) is returned, to go after the patch's own '---'."""
     text = msg.read_text()
     log, sep, note = text.partition("\n---\n")
-    with tempfile.NamedTemporaryFile("w", prefix="sfp-msg.", suffix=".txt") as f:
-        f.write(log + ("\n" if sep else ""))
-        f.flush()
-        _git(tree, "commit", "-q", "-F", f.name)
+    _git(tree, "commit", "-q", "-F", "-", stdin=log + ("\n" if sep else ""))
     return note.strip("\n") + "\n" if note.strip() else ""
 
 
@@ -181,8 +177,7 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         series = S.load(patches)
     except S.SeriesError as e:
         raise PatchesError(str(e)) from e
-    if subprocess.run(["git", "-C", str(wt), "rev-parse", "-q", "--verify", "series-base"],
-                      capture_output=True, check=False).returncode:
+    if S.git(wt, "rev-parse", "-q", "--verify", "series-base").returncode:
         raise PatchesError(f"the work tree {wt} has no branch 'series-base': remove it (make "
                            "clean-tree) and prepare again")
     with tempfile.TemporaryDirectory(prefix="sfp-gen.") as tmp:
@@ -202,45 +197,35 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         base = _git(w, "rev-parse", "HEAD").strip()
 
         notes: list[str] = []
-
-        # KUnit.
         tests = w / "kernel" / "sched" / "tests"
-        tests.mkdir(parents=True, exist_ok=True)
         header = ROOT / "kunit" / f"fair_kunit-{data.lines[line].kunit_header}.h"
         values = header_values(header)
+        backport = bool(values.get("SFT_BACKPORT"))
         # A mainline-form line (SFT_BACKPORT 0) gets the upstream tier with
         # every backport conditional decided and no header; an older line
         # keeps its conditionals, decided by the header it includes.
         resolve_line(ROOT / "kunit" / "fair_kunit.c",
-                     {"SFT_BACKPORT": 1} if values.get("SFT_BACKPORT") else values,
-                     tests / "fair_kunit.c")
-        if values.get("SFT_BACKPORT"):
-            _copy(header, tests / "fair_kunit.h")
+                     {"SFT_BACKPORT": 1} if backport else values, tests / "fair_kunit.c")
         _copy(ROOT / "kunit" / ".kunitconfig", tests / ".kunitconfig")
-        with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as f:
-            f.write(INCLUDE)
-        kc = w / "lib" / "Kconfig.debug"
-        kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
-                                  (ROOT / "kunit" / "Kconfig").read_text()),
-                      errors="surrogateescape")
-        # MAINTAINERS: SCHEDULER's 'F: kernel/sched/' covers tests/ already.
-        # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
-        _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
-        notes.append(_commit(w, commit_msg("kunit", line)))
-
-        # KUnit, the certification tier: a patch of its own after the
-        # upstream tier's, with its own option.
-        cert = ROOT / "kunit" / "cert"
-        _copy(cert / "fair_cert_kunit.c", tests / "fair_cert_kunit.c")
-        if not values.get("SFT_BACKPORT"):
-            _copy(header, tests / "fair_kunit.h")
-        with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as fair:
-            fair.write(CERT_INCLUDE)
-        kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
-                                  (cert / "Kconfig").read_text()),
-                      errors="surrogateescape")
-        _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
-        notes.append(_commit(w, commit_msg("kunit/cert", line)))
+        # KUnit, then the certification tier: a patch of its own after the
+        # upstream tier's, with its own option (and the header, where the
+        # upstream tier does not include it).
+        for part, include, own_header in (("kunit", INCLUDE, backport),
+                                          ("kunit/cert", CERT_INCLUDE, not backport)):
+            if part == "kunit/cert":
+                _copy(ROOT / part / "fair_cert_kunit.c", tests / "fair_cert_kunit.c")
+            if own_header:
+                _copy(header, tests / "fair_kunit.h")
+            with open(w / "kernel" / "sched" / "fair.c", "a", encoding="utf-8") as f:
+                f.write(include)
+            kc = w / "lib" / "Kconfig.debug"
+            kc.write_text(kconfig_add(kc.read_text(errors="surrogateescape"),
+                                      (ROOT / part / "Kconfig").read_text()),
+                          errors="surrogateescape")
+            # MAINTAINERS: SCHEDULER's 'F: kernel/sched/' covers tests/ already.
+            # -f: Debian's linux-source tree ignores '/*' (its packaging .gitignore).
+            _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
+            notes.append(_commit(w, commit_msg(part, line)))
 
         # kselftests.
         if (ROOT / "selftests" / "COMMIT_MSG").is_file():
@@ -282,12 +267,10 @@ def run(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path, check
         made, series = generate(data, line, build, patches, out / "patches")
         (out / "series").write_text(series)
         if check:
-            same = True
-            for old, new in [(patches / "series", out / "series")] + \
-                    [(patches / p.name, p) for p in made]:
-                same &= subprocess.run(["diff", "-u", str(old), str(new)],
-                                       check=False).returncode == 0
-            if not same:
+            pairs = [(patches / "series", out / "series")] + [(patches / p.name, p) for p in made]
+            # A list, not a generator: every difference is shown.
+            if any([subprocess.run(["diff", "-u", str(old), str(new)], check=False).returncode
+                    for old, new in pairs]):
                 raise PatchesError("patches/ is out of date with kunit/ or selftests/: run "
                                    "'make patches'")
             say("patches/ matches kunit/ and selftests/")
