@@ -47,6 +47,7 @@ TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
 KERNELS = ("patched", "baseline")
 BASELINE_ALSO = ("stress.root_tg_load_avg_zero", "stress.indicator_clear_after_stress")
 MAX_VCPUS = 8  # the configs' NR_CPUS
+_WIDTHS = (4, 6, 6, 18, 18, 7, 18, 7)  # the -N tally's columns
 
 
 class StressRefused(sfp_errors.Refused):
@@ -105,19 +106,16 @@ def run_env(s: Stress, env: dict[str, str]) -> dict[str, str]:
     child = dict(env, SMP=str(s.vcpus), MEM=env.get("MEM") or str(sfp_env.LOADED_MEM),
                  BOOT_TIMEOUT=str(900 + 3 * s.secs),
                  APPEND=" ".join(a for a in (f"sfp.stress={s.secs}", env.get("APPEND", "")) if a))
+    child.pop("TOPOLOGY", None)
     if s.topology:
         child["TOPOLOGY"] = s.topology
-    else:
-        child.pop("TOPOLOGY", None)
     return child
 
 
 def stress_figures(guest_log: pathlib.Path) -> str:
     """The guest stress phase's figure line ('# sfp-stress ...'), or ''."""
-    for ln in sfp_results.text(guest_log).replace("\r", "").splitlines():
-        if ln.startswith("# sfp-stress "):
-            return ln[len("# sfp-stress "):]
-    return ""
+    return next((ln.removeprefix("# sfp-stress ") for ln in sfp_results.text(guest_log)
+                 .replace("\r", "").splitlines() if ln.startswith("# sfp-stress ")), "")
 
 
 @dataclasses.dataclass
@@ -141,30 +139,23 @@ def boot(s: Stress, kernel: str, log: pathlib.Path, out: pathlib.Path, data: Dat
         guest_args=("-x", str(ROOT / "scripts" / "guest" / "stress.sh"),
                     "-d", "/usr/bin/stress-ng", "-d", "/usr/bin/hackbench"), choice=choice)
     res = sfp_run.run_logged(req, run_env(s, env), pathlib.Path(f"{log}.out"))
-    rc, failed, passed = res.status, res.failed, res.passed
     say(f"{kernel}: {stress_figures(log / 'guest.log') or 'no figures'}")
+    ok = False
     if res.error:
         say(f"{kernel}: sfp: error: {res.error}")
         print(sfp_results.splat_context(log / "console.log"), end="", file=sys.stderr)
-        return Boot(False, passed, failed)
-    if kernel == "baseline":
-        if not res.cases:
-            say(f"baseline: no results in {log}")
-            return Boot(False, passed, failed)
+    elif kernel == "baseline" and not res.cases:
+        say(f"baseline: no results in {log}")
+    elif kernel == "baseline":
         ok, line = sfp_mutate.baseline_verdict(sfp_mutate.baseline_expect(data, BASELINE_ALSO),
                                                sfp_results.Result(str(log), list(res.cases)))
         say(line)
-        return Boot(ok, passed, failed)
-    if rc:
-        say(f"{kernel}: failed: {' '.join(failed) + ' ' if failed else f'see {log}.out'}")
-        return Boot(False, passed, failed)
-    say(f"{kernel}: clean, {passed} cases passed")
-    return Boot(True, passed, failed)
-
-
-def _row(*cells: str) -> str:
-    widths = (4, 6, 6, 18, 18, 7, 18, 7)
-    return "".join(f"{c:<{w}} " for c, w in zip(cells, widths)) + cells[-1]
+    elif res.status:
+        say(f"{kernel}: failed: {' '.join(res.failed) + ' ' if res.failed else f'see {log}.out'}")
+    else:
+        ok = True
+        say(f"{kernel}: clean, {res.passed} cases passed")
+    return Boot(ok, res.passed, res.failed)
 
 
 def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str],
@@ -190,35 +181,32 @@ def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str
 def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str],
            say: Callable[[str], None], choice: sfp_env.LineChoice) -> bool:
     tally = out / f"{k}-runs.txt"
-    head = (f"sfp stress -S {s.secs} {f'-t {s.topology} ' if s.topology else ''}-s {s.vcpus} "
-            f"-K {s.kind} -N {s.runs} -b {s.busy} {k}: {s.busy} busy loops on the host\n"
-            + _row("run", "result", "passed", "light load", "overload control", "missed",
-                   "after stress: ctrl", "missed", "failed") + "\n")
-    tally.write_text(head, encoding="utf-8")
-    clean = 0
+    tally.write_text(f"sfp stress -S {s.secs} {f'-t {s.topology} ' if s.topology else ''}"
+                     f"-s {s.vcpus} -K {s.kind} -N {s.runs} -b {s.busy} {k}: {s.busy} busy loops "
+                     "on the host\n" + sfp_repeat.columns(
+                         _WIDTHS, "run", "result", "passed", "light load", "overload control",
+                         "missed", "after stress: ctrl", "missed", "failed") + "\n",
+                     encoding="utf-8")
     with open(out / f"{k}-runs.err", "a", encoding="utf-8") as err:
         def note(msg: str) -> None:
             print(f"sfp: {msg}", file=err, flush=True)
+
         def one(i: int) -> Boot:
             # the first run builds; the others boot what it built
             return boot(s, k, out / f"{k}-{i}", out, data, env, note, choice, boot_only=i > 1)
-        done = {1: one(1)}
         # The runs after the first boot what it built: J at once with -j.
-        done.update(zip(range(2, s.runs + 1),
-                        sfp_run.map_runs(one, list(range(2, s.runs + 1)), s.jobs)))
-        for i in range(1, s.runs + 1):
-            log, b = out / f"{k}-{i}", done[i]
-            clean += b.ok
-            figs = sfp_repeat.newidle_figures(log / "guest.log") + [sfp_repeat.Figures()] * 2
-            row = _row(str(i), "clean" if b.ok else "FAILED", str(b.passed), figs[0].light,
-                       figs[0].control, figs[0].missed, figs[1].control, figs[1].missed,
-                       " ".join(b.failed))
-            print(row, flush=True)
-            with open(tally, "a", encoding="utf-8") as f:
-                f.write(row + "\n")
-    line = f"{k}: {clean} of {s.runs} runs clean"
-    print(line, flush=True)
+        done = [one(1)] + sfp_run.map_runs(one, list(range(2, s.runs + 1)), s.jobs)
+    rows = []
+    for i, b in enumerate(done, 1):
+        figs = sfp_repeat.newidle_figures(out / f"{k}-{i}" / "guest.log") + \
+            [sfp_repeat.Figures()] * 2
+        rows.append(sfp_repeat.columns(
+            _WIDTHS, str(i), "clean" if b.ok else "FAILED", str(b.passed), figs[0].light,
+            figs[0].control, figs[0].missed, figs[1].control, figs[1].missed, " ".join(b.failed)))
+    clean = sum(b.ok for b in done)
+    rows.append(f"{k}: {clean} of {s.runs} runs clean")
+    print("\n".join(rows), flush=True)
     with open(tally, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
+        f.write("".join(r + "\n" for r in rows))
     say(f"tally in {tally}")
     return clean == s.runs
