@@ -29,6 +29,7 @@ stated or the fixed kernel oopses.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pathlib
 import re
@@ -89,20 +90,21 @@ def _why(res: sfp_run.RunResult) -> str:
     return f"{', '.join(res.failed)} failed" if res.failed else f"exit status {res.status}"
 
 
-class _Report:
-    def __init__(self, path: pathlib.Path):
-        self.path = path
-        path.write_text("")
-
-    def __call__(self, *lines: str) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write("".join(ln + "\n" for ln in lines))
+def _append(path: pathlib.Path, *lines: str) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(ln + "\n" for ln in lines))
 
 
-def _keep(build: pathlib.Path, name: str, what: str, to: pathlib.Path) -> None:
-    src = sfp_run.kernel_logs(build, name) / what
-    if src.is_file():
-        shutil.copyfile(src, to)
+def _boot(req: sfp_run.RunRequest, env: dict[str, str], build: pathlib.Path, log: pathlib.Path,
+          *keep: str) -> sfp_run.RunResult:
+    """REQ run, its output in LOG.out; its logs KEEP (file names) copied
+    beside it, to LOG.NAME."""
+    res = sfp_run.run_logged(req, env, pathlib.Path(f"{log}.out"))
+    for what in keep:
+        src = sfp_run.kernel_logs(build, req.name) / what
+        if src.is_file():
+            shutil.copyfile(src, f"{log}.{what}")
+    return res
 
 
 def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, why: str) -> \
@@ -137,27 +139,26 @@ def race(r: Race, choice: sfp_env.LineChoice, env: dict[str, str],
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     (out / "unfix.patch").write_bytes(unfix)
-    report = _Report(out / "report.md")
+    (out / "report.md").write_text("")
     stages = sfp_run.Stages(out / "stage-times.tsv")
     with stages.stage("lockdep: one read of sched/debug, unfixed and fixed"):
-        ok = _lockdep(r, choice, out, report, env, say)
+        ok = _lockdep(r, choice, out, env, say)
     if not r.lockdep_only:
         with stages.stage(f"oops rate: {r.boots} boots x 2 kernels, {r.vcpus} vCPUs, "
                           f"{r.secs}s each"):
-            ok &= _oops_rate(r, choice, out, report, env, say)
+            ok &= _oops_rate(r, choice, out, env, say)
     print(file=sys.stderr)
-    print(sfp_results.text(report.path), end="")
+    print(sfp_results.text(out / "report.md"), end="")
     return ok
 
 
-def _lockdep(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _Report,
-             env: dict[str, str], say: Callable[[str], None]) -> bool:
+def _lockdep(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, env: dict[str, str],
+             say: Callable[[str], None]) -> bool:
     """Part 1: patched with and without the fix on the debug kernel."""
-    build = choice.build
-    tree = build / "tree"
+    report = functools.partial(_append, out / "report.md")
     ok = True
-    subject = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%s", "base"],
-                             capture_output=True, text=True, check=False).stdout.strip()
+    subject = subprocess.run(["git", "-C", str(choice.build / "tree"), "log", "-1", "--format=%s",
+                              "base"], capture_output=True, text=True, check=False).stdout.strip()
     report(f"# The sched/debug race: {subject}", "", "## Deterministic check (lockdep)", "",
            "Command: `./sfp race`. Kernels: `patched` (fixed) and `patched` with",
            f"`patches/{r.fix.name}` reverse-applied (unfixed), both with",
@@ -171,21 +172,20 @@ def _lockdep(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _Re
             patches=(str(out / "unfix.patch"),) if k == "unfixed" else (), name="debug",
             guest_args=("-x", str(ROOT / "scripts" / "guest" / "read_sched_debug.sh")),
             choice=choice)
-        res = sfp_run.run_logged(req, env, pathlib.Path(f"{log}.out"))
-        rc = res.status
-        console = pathlib.Path(f"{log}.console.log")
-        _keep(build, "debug", "console.log", console)
-        good, splat, verdict = lockdep_verdict(k, rc, console, _why(res))
+        res = _boot(req, env, choice.build, log, "console.log")
+        good, splat, verdict = lockdep_verdict(k, res.status, pathlib.Path(f"{log}.console.log"),
+                                               _why(res))
         ok &= good
-        report(f"| {k} | {'failed' if rc else 'passed'} | {splat or 'none'} | {verdict} |")
+        report(f"| {k} | {'failed' if res.status else 'passed'} | {splat or 'none'} | "
+               f"{verdict} |")
         say(f"lockdep, {k}: {verdict}")
     return ok
 
 
-def _oops_rate(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _Report,
-               env: dict[str, str], say: Callable[[str], None]) -> bool:
+def _oops_rate(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, env: dict[str, str],
+               say: Callable[[str], None]) -> bool:
     """Part 2: base and base + the fix, BOOTS boots each under load."""
-    build = choice.build
+    report = functools.partial(_append, out / "report.md")
     pool = out / "sfp_pool"
     if subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-static", "-pthread", "-o", str(pool),
                        str(ROOT / "bench" / "sfp_pool.c")], check=False).returncode:
@@ -211,21 +211,17 @@ def _oops_rate(r: Race, choice: sfp_env.LineChoice, out: pathlib.Path, report: _
                 name="race", guest_args=("-x", str(ROOT / "scripts" / "guest" /
                                                     "sched_debug_race.sh"), "-b", str(pool)),
                 choice=choice)
-            res = sfp_run.run_logged(req, child, pathlib.Path(f"{log}.out"))
-            rc = res.status
-            console, guest = pathlib.Path(f"{log}.console.log"), pathlib.Path(f"{log}.guest.log")
-            _keep(build, "race", "console.log", console)
-            _keep(build, "race", "guest.log", guest)
+            res = _boot(req, child, choice.build, log, "console.log", "guest.log")
+            console = sfp_results.text(pathlib.Path(f"{log}.console.log"))
             status = "clean"
-            if sfp_results.first_splats(console, limit=1):
+            if sfp_results.first_splats(pathlib.Path(f"{log}.console.log"), limit=1):
                 oops += 1
-                rip = RIP.search(sfp_results.text(console))
-                where.append(rip.group(1) if rip else "?")
+                where.append(rip[1] if (rip := RIP.search(console)) else "?")
                 status = f"OOPS at {where[-1]}"
-            elif rc:
+            elif res.status:
                 status = f"failed without an oops: {_why(res)}"
                 ok &= k != "fixed"
-            n = READS.search(sfp_results.text(guest))
+            n = READS.search(sfp_results.text(pathlib.Path(f"{log}.guest.log")))
             reads += int(n.group(1) or 0) if n else 0
             say(f"{k} boot {i}/{r.boots}: {status}")
         ok &= not (k == "fixed" and oops)
