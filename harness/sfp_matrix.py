@@ -266,11 +266,9 @@ def boot_row(b: Boot, res: sfp_run.RunResult, log: str,
              times: tuple[tuple[str, int], ...] = ()) -> tuple[str, bool]:
     """A row of the boots table from B's run RES, and whether it passed;
     TIMES: stage times before the boot's own (a job set's build)."""
-    counts = ""
-    if res.cases:
-        counts = f"{res.passed} passed, {len(res.failed)} failed"
+    counts = (f"{res.passed} passed, {len(res.failed)} failed" if res.cases
+              else f"no result (exit {res.status}, see {log})")
     shown = ", ".join(f"{n} {s}s" for n, s in (*times, *res.stages))
-    counts = counts or f"no result (exit {res.status}, see {log})"
     return f"| {b.line} | {b.version} | {counts} | {shown} |", res.status == 0
 
 
@@ -337,23 +335,21 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
     debs.mkdir(parents=True, exist_ok=True)
     stages = sfp_run.Stages(m / "stage-times.tsv")
     rows: list[str] = []
-    boots: list[str] = []
     plans: list[Boot | str] = []  # a boot, or the row of a version not booted
     ok = True
-
-    def checked(row: Row) -> Row:
-        nonlocal ok
-        ok = ok and row.ok
-        rows.append(row.md())
-        say(row.says() if not row.note else f"{row.line} {row.version}: {row.note}")
-        return row
-
     for line in lines:
         rec = data.lines[line]
-        patches = ROOT / "patches" / line
         tw = top / line / "tree"
         threeway_from = tw if (tw / ".git" / "objects").is_dir() else None
-        if not rec.debian_package:
+        srcs: dict[str, pathlib.Path] = {}  # version -> its source
+        if rec.debian_package:
+            vs = versions(rec.debian_package)
+            if not vs:
+                say(f"apt-cache knows no {rec.debian_package} version (apt-get update?)")
+                ok = False
+                continue
+            what = f"line {line}: {len(vs)} versions ({' '.join(vs)})"
+        else:
             # No point releases to fetch: the line's one source, if given.
             src = rec.default_source(env)
             if not src or not pathlib.Path(src).exists():
@@ -361,46 +357,38 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
                 rows.append(f"| {line} | - | not in the matrix: no Debian package, no "
                             f"{rec.env_var} | | | | | |")
                 continue
-            v = sfp_env.source_version(pathlib.Path(src))
-            with stages.stage(f"line {line}: its source, Linux {v} ({rec.env_var})"):
-                row = checked(check_version(line, v, pathlib.Path(src), m / line / v,
-                                            patches, threeway_from))
-            if boot:
-                plans.append(boot_plan(row, pathlib.Path(src), top, m, env) or
-                             f"| {line} | {v} | not booted: the checks above failed |")
-            continue
-        vs = versions(rec.debian_package)
-        if not vs:
-            say(f"apt-cache knows no {rec.debian_package} version (apt-get update?)")
-            ok = False
-            continue
-        checked_rows: dict[str, Row] = {}
-        with stages.stage(f"line {line}: {len(vs)} versions ({' '.join(vs)})"):
+            vs = [sfp_env.source_version(pathlib.Path(src))]
+            srcs[vs[0]] = pathlib.Path(src)
+            what = f"line {line}: its source, Linux {vs[0]} ({rec.env_var})"
+        checked: dict[str, Row] = {}
+        with stages.stage(what):
             for v in vs:
-                deb, err = fetch(debs, rec.debian_package, v)
-                if deb is None:
-                    rows.append(f"| {line} | {v} | not fetched: {err} | | | | | |")
-                    ok = False
-                    continue
-                tarball = m / line / f"linux-source-{v}.tar.xz"
-                tarball.parent.mkdir(parents=True, exist_ok=True)
-                if not (tarball.is_file() and tarball.stat().st_size):
-                    source_tarball(deb, tarball)
-                checked_rows[v] = checked(check_version(line, v, tarball, m / line / v,
-                                                        patches, threeway_from))
-        if not boot:
-            continue
+                if v not in srcs:
+                    deb, err = fetch(debs, rec.debian_package, v)
+                    if deb is None:
+                        rows.append(f"| {line} | {v} | not fetched: {err} | | | | | |")
+                        ok = False
+                        continue
+                    srcs[v] = m / line / f"linux-source-{v}.tar.xz"
+                    srcs[v].parent.mkdir(parents=True, exist_ok=True)
+                    if not (srcs[v].is_file() and srcs[v].stat().st_size):
+                        source_tarball(deb, srcs[v])
+                row = checked[v] = check_version(line, v, srcs[v], m / line / v,
+                                                 ROOT / "patches" / line, threeway_from)
+                ok = ok and row.ok
+                rows.append(row.md())
+                say(row.says() if not row.note else f"{line} {v}: {row.note}")
         # newest and oldest: the main job on the whole source
-        for v in dict.fromkeys((vs[0], vs[-1])):
-            tarball = m / line / f"linux-source-{v}.tar.xz"
-            row = checked_rows.get(v, Row(line, v, note="not fetched"))
-            plans.append(boot_plan(row, tarball, top, m, env) or
+        for v in dict.fromkeys((vs[0], vs[-1])) if boot else ():
+            row = checked.get(v, Row(line, v, note="not fetched"))
+            plans.append(boot_plan(row, srcs.get(v, pathlib.Path()), top, m, env) or
                          f"| {line} | {v} | not booted: the checks above failed |")
     booted = [p for p in plans if isinstance(p, Boot)]
     if workers:
         done = iter(boot_set(booted, m, workers, stages, say))
     else:
         done = (boot_version(b, m, stages) for b in booted)
+    boots: list[str] = []
     for p in plans:
         b, bok = next(done) if isinstance(p, Boot) else (p, True)
         boots.append(b)
