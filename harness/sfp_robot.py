@@ -30,7 +30,6 @@ warning is new.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import os
 import pathlib
 import re
@@ -75,36 +74,21 @@ def first_error(log: str) -> str:
     return ""
 
 
-@dataclasses.dataclass
 class Robot:
-    line: str
-    build: pathlib.Path
-    quick: bool
-    cross: str
-    jobs: str
-    say: Callable[[str], None]
-    env: dict[str, str] = dataclasses.field(default_factory=dict)  # make's environment
-    rows: list[str] = dataclasses.field(default_factory=list)
-    failed: bool = False
-    step: int = 0
+    """The robot's worktree and build directories of a line's BUILD, and
+    the rows of its table."""
 
-    @property
-    def tree(self) -> pathlib.Path:
-        return self.build / "tree"
-
-    @property
-    def wt(self) -> pathlib.Path:
-        return sfp_run.kernel_wt(self.build, "robot")
-
-    @property
-    def objtop(self) -> pathlib.Path:
+    def __init__(self, build: pathlib.Path, quick: bool, cross: str, jobs: str,
+                 say: Callable[[str], None], env: dict[str, str]):
+        self.quick, self.cross, self.jobs, self.say = quick, cross, jobs, say
+        self.env = env  # make's environment
+        self.tree, self.out = build / "tree", build / "robot"
+        self.wt = sfp_run.kernel_wt(build, "robot")
         # One build directory per architecture beside the worktree, as
         # sfp run puts a -r build (obj/ARCH instead of obj/NAME).
-        return self.wt.parent / "obj"
-
-    @property
-    def out(self) -> pathlib.Path:
-        return self.build / "robot"
+        self.objtop = self.wt.parent / "obj"
+        self.rows: list[str] = []
+        self.failed, self.step = False, 0
 
     def git(self, *args: str, tree: pathlib.Path | None = None) -> str:
         r = subprocess.run(["git", "-C", str(tree or self.wt), *args], capture_output=True,
@@ -120,7 +104,8 @@ class Robot:
         self.git("clean", "-q", "-fdx")
 
     def arch_args(self, arch: str) -> list[str]:
-        return ["ARCH=x86_64"] if arch == "x86_64" else ["ARCH=arm64", f"CROSS_COMPILE={self.cross}"]
+        return ["ARCH=x86_64"] if arch == "x86_64" else \
+            ["ARCH=arm64", f"CROSS_COMPILE={self.cross}"]
 
     def kmake(self, arch: str, log: pathlib.Path, *args: str) -> bool:
         cc = "gcc" if arch == "x86_64" else f"{self.cross}gcc"
@@ -129,7 +114,7 @@ class Robot:
                                    *self.arch_args(arch), f"CC=ccache {cc}", "HOSTCC=ccache gcc",
                                    "KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=robot",
                                    f"-j{self.jobs}", *args], stdout=f, stderr=subprocess.STDOUT,
-                                  env=self.env or None, check=False).returncode == 0
+                                  env=self.env, check=False).returncode == 0
 
     def make_config(self, arch: str, name: str, fragments: list[pathlib.Path]) -> None:
         """The fragments merged onto allnoconfig in the worktree as it is,
@@ -137,7 +122,7 @@ class Robot:
         obj = self.objtop / arch
         obj.mkdir(parents=True, exist_ok=True)
         log = self.out / f"config-{name}.log"
-        env = dict(self.env or os.environ, **dict(a.split("=", 1) for a in self.arch_args(arch)))
+        env = dict(self.env, **dict(a.split("=", 1) for a in self.arch_args(arch)))
         with open(log, "wb") as f:
             rc = subprocess.run(["scripts/kconfig/merge_config.sh", "-n", "-O", str(obj),
                                  *map(str, fragments)], cwd=self.wt, env=env, stdout=f,
@@ -177,7 +162,7 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     cross = data.archs["arm64"].cross
     # The same relative layout as every -r build of sfp run (source two
     # levels above the build directory), so ccache shares their objects.
-    r = Robot(line, build, quick, cross, env.get("JOBS") or str((os.cpu_count() or 1) + 1), say,
+    r = Robot(build, quick, cross, env.get("JOBS") or str((os.cpu_count() or 1) + 1), say,
               dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve())))
     tree = r.tree
     if not (tree / ".git").is_dir():
