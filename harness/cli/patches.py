@@ -13,16 +13,14 @@ from harness.cli.common import data, doc, say
 
 def cmd_gen_patches(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    choice = sfp_env.select_line(d, env)
+    choice = sfp_env.select_line(d, args.env)
     sfp_patches.run(d, choice.line, choice.build, choice.patches, args.check, say)
     return 0
 
 
 def cmd_submission(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    choice = sfp_env.select_line(d, env)
+    choice = sfp_env.select_line(d, args.env)
     sfp_submission.write(choice.line, choice.build, choice.patches,
                          pathlib.Path(args.out) if args.out else None, say, cert=args.cert,
                          trial=args.trial)

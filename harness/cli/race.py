@@ -11,11 +11,10 @@ from harness.cli.common import data, doc, say, _int_arg
 
 def cmd_race(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    choice = sfp_env.validate(d, env)
+    choice = sfp_env.validate(d, args.env)
     r = sfp_race.plan(d, choice.line, boots=args.boots, secs=args.seconds, vcpus=args.vcpus,
                       lockdep_only=args.lockdep_only)
-    ok = sfp_race.race(r, choice, env, say)
+    ok = sfp_race.race(r, choice, args.env, say)
     return 0 if ok else 1
 
 

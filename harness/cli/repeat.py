@@ -16,20 +16,18 @@ from harness.cli.run import run_options
 
 def cmd_repeat(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
-    run_args = list(args.run_options)
-    if run_args[:1] == ["--"]:
-        run_args = run_args[1:]
+    opts = args.run_options
+    run_args = opts[1:] if opts[:1] == ["--"] else opts
     if args.boots < 1:
         raise Refuse(f"N must be a number > 0, not '{args.boots}'")
     if args.busy < 0:
         raise Refuse(f"-b wants a number of busy loops, not '{args.busy}'")
     req = sfp_run.request_of(run_options(argparse.ArgumentParser(
         prog=f"{PROG} repeat N --", description="sfp run's options")).parse_args(run_args))
-    choice = sfp_env.validate(d, env)
+    choice = sfp_env.validate(d, args.env)
     out = pathlib.Path(args.out) if args.out else sfp_repeat.default_out(choice.build, req)
-    sfp_repeat.repeat(dataclasses.replace(req, choice=choice), args.boots, out, args.busy, env,
-                      say, sys.stdout)
+    sfp_repeat.repeat(dataclasses.replace(req, choice=choice), args.boots, out, args.busy,
+                      args.env, say, sys.stdout)
     return 0
 
 

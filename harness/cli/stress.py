@@ -12,19 +12,18 @@ from harness.cli.common import Refuse, data, doc, say, _int_arg
 
 def cmd_stress(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
     secs = args.seconds if args.seconds is not None else args.minutes * 60
     if args.seconds is None and args.minutes <= 0:
         raise Refuse(f"--minutes wants a whole number of minutes > 0, not '{args.minutes}'")
     s = sfp_stress.plan(d, secs=secs, vcpus=args.vcpus, kind=args.kind,
                         topology=args.topology or "", runs=args.runs, busy=args.busy,
                         kernels=args.kernels, jobs=args.jobs)
-    choice = sfp_env.validate(d, dict(env, TOPOLOGY=s.topology), kind=s.kind)
+    choice = sfp_env.validate(d, dict(args.env, TOPOLOGY=s.topology), kind=s.kind)
     patch = sfp_series.selftests_diff(choice.build / "tree")
     out = s.out(choice.build)
     out.mkdir(parents=True, exist_ok=True)
     (out / "selftests.patch").write_bytes(patch)
-    ok = sfp_stress.stress(s, choice, d, env, say)
+    ok = sfp_stress.stress(s, choice, d, args.env, say)
     return 0 if ok else 1
 
 
