@@ -226,7 +226,6 @@ class JobRunner:
                                                      images=str(job.images),
                                                      logdir=str(job.logdir)),
                                  job.env or self.env, pathlib.Path(f"{job.logdir}.out"))
-        cases = res.cases
         done = Done(job, time.monotonic() - t0, res.status, res.passed, len(res.failed),
                     *lava_jobs(job.logdir / "lava" / "jobs.json"), result=res)
         with self.lock:
@@ -234,7 +233,7 @@ class JobRunner:
             where = f" (LAVA {done.lava})" if done.lava else ""
             self.say(f"[{self.finished}/{self.given}] {job.name} boot {job.boot}: "
                      f"{int(done.seconds)}s, {done.passed} passed, {done.failed} failed{where}"
-                     + ("" if cases else f" (no result: see {job.logdir}.out)"))
+                     + ("" if res.cases else f" (no result: see {job.logdir}.out)"))
         return done
 
     def start(self, jobs: list[BootJob]) -> None:

@@ -139,8 +139,10 @@ def mutant_results(build: pathlib.Path, patch: str, version: str) -> list[str]:
     return [textwrap.fill(t, 72) for t in out]
 
 
-def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str) -> str:
-    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str,
+         stdin: str | None = None) -> str:
+    r = subprocess.run(cmd, cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+                       check=False)
     if r.returncode:
         tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-3:]
         raise SubmissionError(f"{what} failed: {' / '.join(tail) or '?'}")
@@ -189,21 +191,20 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
               "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         env.pop(k, None)
 
-    def git(*args: str) -> str:
-        return _run(["git", *args], post, env, f"git {args[0]}")
+    def git(*args: str, stdin: str | None = None) -> str:
+        return _run(["git", *args], post, env, f"git {args[0]}", stdin)
 
     commits = git("rev-list", "--reverse", "base..HEAD").split()
     branch = f"sfp-post-{line}"
     git("checkout", "-q", "-B", branch, "base")
     placeholder = f"Signed-off-by: {PLACEHOLDER[0]} <{PLACEHOLDER[1]}>"
     with tempfile.TemporaryDirectory(prefix="sfp-post.") as tmp:
-        msgfile = pathlib.Path(tmp) / "msg"
         for c in commits:
             git("cherry-pick", "--allow-empty", c)
             msg = git("log", "-1", "--format=%B", "HEAD")
-            msgfile.write_text("".join(ln for ln in msg.splitlines(keepends=True)
-                                       if ln.rstrip("\n") != placeholder))
-            git("commit", "-q", "--amend", "--reset-author", "--signoff", "-F", str(msgfile))
+            git("commit", "-q", "--amend", "--reset-author", "--signoff", "-F", "-",
+                stdin="".join(ln for ln in msg.splitlines(keepends=True)
+                              if ln.rstrip("\n") != placeholder))
         upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
         version = S.kernel_version(post)
         found = results(build, upstream_tree, version)
@@ -261,8 +262,6 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
                             "--no-git-fallback", *map(str, made)], cwd=post, capture_output=True,
                            text=True, check=False).stdout
     (out / "get_maintainer.txt").write_text(maint)
-    for ln in report:
-        print(ln)
-    print(maint, end="")
+    print("".join(f"{ln}\n" for ln in report) + maint, end="")
     say(f"wrote {len(made)} messages to {out}, as {name} <{email}>; nothing was sent")
     return out
