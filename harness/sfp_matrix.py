@@ -105,11 +105,9 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        if self.note:
-            return False
-        bad = any(w in f"{self.base}|{self.applies}|{self.repro}"
-                  for w in ("no:", "n/a", "differs"))
-        return not bad and bool(self.have or self.drift)
+        checks = f"{self.base}|{self.applies}|{self.repro}"
+        return not self.note and bool(self.have or self.drift) and \
+            not any(w in checks for w in ("no:", "n/a", "differs"))
 
     @property
     def threeway(self) -> bool:
@@ -131,11 +129,8 @@ class Row:
 def _vkey(v: str) -> list:
     """A sort key close to sort -V's: runs of digits compare as numbers,
     '~' before anything, even the end (as in Debian's versions)."""
-    key: list = []
-    for part in re.findall(r"\d+|~|[^\d~]+", v):
-        key.append((2, int(part), "") if part.isdigit() else
-                   ((-1, 0, "") if part == "~" else (1, 0, part)))
-    return key + [(0, 0, "")]
+    return [(2, int(p), "") if p.isdigit() else (-1, 0, "") if p == "~" else (1, 0, p)
+            for p in re.findall(r"\d+|~|[^\d~]+", v)] + [(0, 0, "")]
 
 
 def versions(line_pkg: str) -> list[str]:
@@ -388,15 +383,12 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
         done = iter(boot_set(booted, m, workers, stages, say))
     else:
         done = (boot_version(b, m, stages) for b in booted)
-    boots: list[str] = []
-    for p in plans:
-        b, bok = next(done) if isinstance(p, Boot) else (p, True)
-        boots.append(b)
-        ok = ok and bok
+    boots = [next(done) if isinstance(p, Boot) else (p, True) for p in plans]
+    ok = ok and all(bok for _, bok in boots)
     day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     text = HEAD.format(cmd=cmd, day=day) + "".join(f"{r}\n" for r in rows)
     if boots:
-        text += BOOTS_HEAD + "".join(f"{b}\n" for b in boots)
+        text += BOOTS_HEAD + "".join(f"{b}\n" for b, _ in boots)
     (m / "matrix.md").write_text(text)
     print()
     print(text, end="")

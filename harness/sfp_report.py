@@ -243,10 +243,9 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
             parse(f"guest-{p.name}", "guest", p.name)
             if p.name == "kselftest":
                 tests = split_kselftest(_read(logdir / "guest-kselftest.tap"))
+                _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
                 for t, tap in tests:
                     _write(logdir / f"kselftest-{t}.tap", tap)
-                _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
-                for t, _ in tests:
                     parse(f"kselftest-{t}", "guest", t)
             js = logdir / f"guest-{p.name}.json"
             failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))

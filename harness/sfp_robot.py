@@ -68,10 +68,9 @@ def findings(log: str) -> list[str]:
 
 
 def first_error(log: str) -> str:
-    for ln in log.splitlines():
-        if _ERROR.search(ln):
-            return re.sub(r"^[^ ]*/(kernel|include|arch)/", r"\1/", ln, count=1)[:160]
-    return ""
+    """A failed build's first error line, its path from the tree's top."""
+    return next((re.sub(r"^[^ ]*/(kernel|include|arch)/", r"\1/", ln, count=1)[:160]
+                 for ln in log.splitlines() if _ERROR.search(ln)), "")
 
 
 class Robot:
