@@ -73,47 +73,37 @@ def _git(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
     return r.stdout
 
 
+def _index(lines: list[str], want: str, start: int = 0) -> int:
+    """The first of LINES from START that is WANT (less its newline), else len(LINES)."""
+    return next((i for i in range(start, len(lines)) if lines[i].rstrip("\n") == want),
+                len(lines))
+
+
 def maintainers_add(text: str, add: str) -> str:
     """ADD (an 'F:' line) listed under SCHEDULER in MAINTAINERS' TEXT, in
     the order of the entry's F: lines: before the first that sorts after
     it."""
-    out: list[str] = []
-    in_sched, done, last_f = False, False, -1
-    for ln in text.splitlines(keepends=True):
-        ln0 = ln.rstrip("\n")
-        if ln0 == "SCHEDULER":
-            in_sched = True
-        elif ln0 == "":
-            if in_sched and not done and last_f >= 0:
-                out.insert(last_f + 1, add + "\n")
-                done = True
-            in_sched = False
-        if in_sched and not done and ln0.startswith("F:\t"):
-            if ln0 > add:
-                out.append(add + "\n")
-                done = True
-            else:
-                last_f = len(out)
-        out.append(ln)
-    if not done:
+    lines = text.splitlines(keepends=True)
+    start = _index(lines, "SCHEDULER")
+    end = _index(lines, "", start)  # the entry ends at an empty line
+    fs = [i for i in range(start, end) if lines[i].startswith("F:\t")]
+    at = next((i for i in fs if lines[i].rstrip("\n") > add),
+              fs[-1] + 1 if fs and end < len(lines) else None)
+    if at is None:
         raise PatchesError("no F: line in the SCHEDULER entry of MAINTAINERS")
-    return "".join(out)
+    lines.insert(at, add + "\n")
+    return "".join(lines)
 
 
 def kconfig_add(text: str, snippet: str) -> str:
     """SNIPPET (and an empty line) before the 'endmenu' that follows
     'config SCHEDSTATS' in lib/Kconfig.debug's TEXT."""
-    out, in_ss, done = [], False, False
-    for ln in text.splitlines(keepends=True):
-        if ln.rstrip("\n") == "config SCHEDSTATS":
-            in_ss = True
-        if in_ss and ln.rstrip("\n") == "endmenu":
-            out += [s + "\n" for s in ([] if done else snippet.splitlines())] + ["\n"]
-            in_ss, done = False, True
-        out.append(ln)
-    if not done:
+    lines = text.splitlines(keepends=True)
+    end = _index(lines, "endmenu", _index(lines, "config SCHEDSTATS"))
+    if end == len(lines):
         raise PatchesError("could not find SCHEDSTATS in lib/Kconfig.debug")
-    return "".join(out)
+    lines[end:end] = [s + "\n" for s in snippet.splitlines()] + ["\n"]
+    return "".join(lines)
 
 
 def commit_msg(part: str, line: str) -> pathlib.Path:
