@@ -16,9 +16,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     if not lines:
         raise Refuse("--lines wants at least one line")
     cmd = " ".join(["./sfp matrix", *sys.argv[2:]])
-    ok = sfp_matrix.run(d, lines, not args.no_boot, pathlib.Path(args.out) if args.out
-                        else None, cmd, args.env, say, args.jobs)
-    if not ok:
+    if not sfp_matrix.run(d, lines, not args.no_boot, pathlib.Path(args.out) if args.out
+                          else None, cmd, args.env, say, args.jobs):
         raise Fail("a version failed a check or its build and boot (the table says which)")
     return 0
 

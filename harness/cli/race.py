@@ -14,8 +14,7 @@ def cmd_race(args: argparse.Namespace) -> int:
     choice = sfp_env.validate(d, args.env)
     r = sfp_race.plan(d, choice.line, boots=args.boots, secs=args.seconds, vcpus=args.vcpus,
                       lockdep_only=args.lockdep_only)
-    ok = sfp_race.race(r, choice, args.env, say)
-    return 0 if ok else 1
+    return 0 if sfp_race.race(r, choice, args.env, say) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,9 +13,8 @@ from harness.cli.common import Fail, data, doc, say
 def cmd_robot(args: argparse.Namespace) -> int:
     d = data()
     choice = sfp_env.select_line(d, args.env)
-    ok = sfp_robot.run(d, choice.line, choice.build, args.quick,
-                       pathlib.Path(args.out) if args.out else None, args.env, say)
-    if not ok:
+    if not sfp_robot.run(d, choice.line, choice.build, args.quick,
+                         pathlib.Path(args.out) if args.out else None, args.env, say):
         raise Fail("a build failed or a finding is new (table: "
                    f"{args.out or choice.build / 'robot' / 'table.md'})")
     return 0

@@ -20,11 +20,9 @@ def cmd_stress(args: argparse.Namespace) -> int:
                         kernels=args.kernels, jobs=args.jobs)
     choice = sfp_env.validate(d, dict(args.env, TOPOLOGY=s.topology), kind=s.kind)
     patch = sfp_series.selftests_diff(choice.build / "tree")
-    out = s.out(choice.build)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "selftests.patch").write_bytes(patch)
-    ok = sfp_stress.stress(s, choice, d, args.env, say)
-    return 0 if ok else 1
+    s.out(choice.build).mkdir(parents=True, exist_ok=True)
+    (s.out(choice.build) / "selftests.patch").write_bytes(patch)
+    return 0 if sfp_stress.stress(s, choice, d, args.env, say) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
