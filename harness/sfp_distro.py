@@ -1,24 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The distro kind's scheduler configuration: every option kernel/sched/
-reads, with the value a distribution's own kernel gives it.
-
-The options are found by rule, not chosen: every CONFIG_ name that a
-file under the tree's kernel/sched/ mentions. Their values come from the
-distribution's configuration of the line (sfp.toml: the line's
-distro_config, a file of one of Debian's linux-config-X packages, e.g.
-/usr/src/linux-config-6.12/config.amd64_none_amd64.xz), or from the file
-that DISTRO_CONFIG names (a vendor's own .config, plain or .xz). Options
-that configuration does not mention are left to Kconfig, as they are in
-the distribution's build.
-
-The fragment holds those values; kernel-config/distro.config (the kind's
-own fragment, merged after it) turns on what Kconfig needs before it can
-give some of them (a select or a menu they sit in). The build then
-checks every requested option, as for every kind: a scheduler option
-that does not come out as the distribution has it fails the build,
-unless the line's distro_differs in sfp.toml says why it cannot (a
-reason kept with the option in the fragment and in the table).
-"""
+reads (found by rule, not chosen: every CONFIG_ name a file under it
+mentions), with the value the distribution's own kernel gives it (the
+line's distro_config in sfp.toml, or DISTRO_CONFIG=/path); options it
+does not mention are left to Kconfig. docs/harness.md, "The distro
+kind", says how the fragment is merged and each option checked."""
 from __future__ import annotations
 
 import dataclasses
