@@ -54,22 +54,20 @@ class Figures:
         return f"{self.light}\t{self.control}\t{self.missed}"
 
 
+def _ratio(line: str) -> str:
+    """awk's '$(i+1) ($(i-8)/$(i-3))' at the last '=' field $i of LINE
+    ('' without one)."""
+    f = [line, *line.split(), ""]  # f[k]: awk's $k; '' past the last
+    i = max((k for k in range(1, len(f) - 1) if f[k] == "="), default=0)
+    return f"{f[i + 1]} ({f[i - 8] if i >= 8 else ''}/{f[i - 3] if i >= 3 else ''})" if i else ""
+
+
 def newidle_figures(guest_log: pathlib.Path) -> list[Figures]:
     """The newly-idle kselftest's figures of each of its runs in a guest
     log, in order (a second try of the same run is listed after the first
     one's light load, joined by a comma)."""
-    text = sfp_results.text(guest_log)
     out: list[Figures] = []
     light = ctrl = late = ""
-
-    def ratio(fields: list[str], line: str, prefix: str = "") -> str:
-        def fld(k: int) -> str:  # awk's $(k + 1): $0 is the whole line
-            return line if k == -1 else fields[k] if 0 <= k < len(fields) else ""
-        got = ""
-        for i, f in enumerate(fields):
-            if f == "=":
-                got = f"{prefix}{fld(i + 1)} ({fld(i - 8)}/{fld(i - 3)})"
-        return got
 
     def flush() -> None:
         nonlocal light, ctrl, late
@@ -77,18 +75,18 @@ def newidle_figures(guest_log: pathlib.Path) -> list[Figures]:
             out.append(Figures(light or "-", ctrl or "-", late or "-"))
         light = ctrl = late = ""
 
-    for line in text.replace("\r", "").split("\n"):
+    for line in sfp_results.text(guest_log).replace("\r", "").split("\n"):
         fields = line.split()
         if re.search(r"light load: [0-9]+ newly-idle balance attempts", line):
             if ctrl:
                 flush()
-            light = ratio(fields, line, f"{light}," if light else "") or light
+            r = _ratio(line)
+            light = f"{light},{r}" if light and r else r or light
         if re.search(r"overload control: [0-9]+ newly-idle balance attempts", line):
-            ctrl = ratio(fields, line) or ctrl
+            ctrl = _ratio(line) or ctrl
         if re.search(r"overload control: [0-9]+ wakeups of a partner", line):
-            for i, f in enumerate(fields):
-                if f == "wakeups" and i > 0:
-                    late = fields[i - 1]
+            late = next((fields[i - 1] for i in range(len(fields) - 1, 0, -1)
+                         if fields[i] == "wakeups"), late)
     flush()
     return out
 
