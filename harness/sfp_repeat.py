@@ -142,14 +142,13 @@ def repeat(req: RunRequest, n: int, out: pathlib.Path, busy: int, env: dict[str,
 
 
 def default_out(build: pathlib.Path, req: RunRequest) -> pathlib.Path:
+    """Where sfp repeat of REQ puts its logs without -o."""
     return build / "logs" / f"{req.name or 'patched'}-repeat"
 
 
-
-# --- a job set: every variant built in turn, then all boots at once -------------
-
-# What a boot needs of a build, kept per build so that the next build in
-# the same worktree cannot change it under a boot still to run.
+# A job set: every variant built in turn, then all boots at once. What a
+# boot needs of a build is kept per build, so that the next build in the
+# same worktree cannot change it under a boot still to run.
 IMAGES = ("arch/x86/boot/bzImage", "initramfs.cpio.gz", ".config")
 
 
@@ -192,9 +191,8 @@ def _build(req: RunRequest, out: pathlib.Path, env: dict[str, str]) -> sfp_run.R
 
 def build_saved(req: RunRequest, out: pathlib.Path,
                 env: dict[str, str]) -> tuple[pathlib.Path, sfp_run.RunResult]:
-    """Build REQ's kernel once (OUT/build.out) and copy what its boots
-    need to OUT/images; that directory, and the build's RunResult.
-    RepeatFailed when the build fails."""
+    """_build(), and what its boots need copied to OUT/images; that
+    directory, and the build's RunResult."""
     built = _build(req, out, env)
     assert built.obj is not None
     for rel in IMAGES:
@@ -266,11 +264,10 @@ def run_jobs(jobs: list[BootJob], workers: int, env: dict[str, str],
 
 
 def jobs_table(done: list[Done], workers: int, wall: float, how: str = "") -> str:
-    """jobs.tsv: a row per job, then
-    the job set's wall time against the sum of its jobs (HOW says what
-    ran at once; default: WORKERS boots). For LAVA jobs, also each one's
-    job and device and its seconds queued and running (the server's
-    stamps); the sum is then of the running, on the server's devices."""
+    """jobs.tsv: a row per job, then the job set's wall time against the
+    sum of its jobs (HOW says what ran at once; default: WORKERS boots).
+    For LAVA jobs, also each one's job and device and its seconds queued
+    and running (the server's stamps); the sum is then of the running."""
     lava = any(d.lava for d in done)
     how = how or f"{workers} at once"
     rows = ["variant\tboot\tseconds\texit\tpassed\tfailed"

@@ -59,12 +59,9 @@ class RobotError(sfp_errors.Failed):
 def findings(log: str) -> list[str]:
     """The W=1 and sparse findings of a build log, without the paths above
     the tree or line and column numbers, sorted."""
-    out = []
-    for ln in log.splitlines():
-        if _FINDING.match(ln):
-            ln = re.sub(r"^[^ :]*/((kernel|include|arch|lib|mm|fs)/)", r"\1", ln, count=1)
-            out.append(re.sub(r"^([^ :]+):[0-9]+:([0-9]+:)? ", r"\1: ", ln, count=1))
-    return sorted(out)
+    found = [re.sub(r"^[^ :]*/((kernel|include|arch|lib|mm|fs)/)", r"\1", ln, count=1)
+             for ln in log.splitlines() if _FINDING.match(ln)]
+    return sorted(re.sub(r"^([^ :]+):[0-9]+:([0-9]+:)? ", r"\1: ", ln, count=1) for ln in found)
 
 
 def first_error(log: str) -> str:
