@@ -217,7 +217,6 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
             _git(w, "add", "-f", "kernel/sched/tests", "kernel/sched/fair.c", "lib/Kconfig.debug")
             notes.append(_commit(w, commit_msg(part, line)))
 
-        # kselftests.
         if (ROOT / "selftests" / "COMMIT_MSG").is_file():
             dest = w / "tools" / "testing" / "selftests" / "sched"
             for src in sorted((ROOT / "selftests").rglob("*")):

@@ -192,7 +192,6 @@ def _tally(s: Stress, k: str, out: pathlib.Path, data: Data, env: dict[str, str]
             print(f"sfp: {msg}", file=err, flush=True)
 
         def one(i: int) -> Boot:
-            # the first run builds; the others boot what it built
             return boot(s, k, out / f"{k}-{i}", out, data, env, note, choice, boot_only=i > 1)
         # The runs after the first boot what it built: J at once with -j.
         done = [one(1)] + sfp_run.map_runs(one, list(range(2, s.runs + 1)), s.jobs)
