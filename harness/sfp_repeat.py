@@ -50,9 +50,6 @@ class Figures:
     control: str = "-"
     missed: str = "-"
 
-    def tsv(self) -> str:
-        return f"{self.light}\t{self.control}\t{self.missed}"
-
 
 def _ratio(line: str) -> str:
     """awk's '$(i+1) ($(i-8)/$(i-3))' at the last '=' field $i of LINE

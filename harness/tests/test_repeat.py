@@ -34,9 +34,9 @@ class Figures(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_runs(self):
-        got = [f.tsv() for f in sfp_repeat.newidle_figures(self.log)]
-        self.assertEqual(got, ["0.005 (2/354)\t0.705 (216/306)\t3",
-                               "0.010 (1/100),0.000 (0/161)\t-\t-"])
+        got = [(f.light, f.control, f.missed) for f in sfp_repeat.newidle_figures(self.log)]
+        self.assertEqual(got, [("0.005 (2/354)", "0.705 (216/306)", "3"),
+                               ("0.010 (1/100),0.000 (0/161)", "-", "-")])
 
     def test_missing_log(self):
         self.assertEqual(sfp_repeat.newidle_figures(self.log.with_name("none")), [])
