@@ -43,7 +43,8 @@ _EV = re.compile(r"cpu=(\d+) t=([0-9.]+) comm=(\S*) addr=(0x[0-9a-f]+)\S* chain=
 
 # Innermost frame patterns: the class whose enqueue called
 # add_nr_running(), or a balance's root-level pass.
-_CLASS = (("recompute", re.compile(r"sched_balance|load_balance|lb_stats|find_busiest|find_src_group")),
+_CLASS = (("recompute",
+           re.compile(r"sched_balance|load_balance|lb_stats|find_busiest|find_src_group")),
           ("fair", re.compile(r"fair|cfs")),
           ("rt", re.compile(r"_rt(_|$)")),
           ("dl", re.compile(r"_dl(_|$)")),
@@ -55,10 +56,9 @@ _HOW = (("balance pull", re.compile(r"^(attach_task|attach_tasks|attach_one_task
         ("wakeup", re.compile(r"try_to_wake_up|ttwu")),
         ("migration", re.compile(r"move_queued_task|migrate|push_|pull_|__balance_push")),
         ("newly-idle pass", re.compile(r"^(sched_balance_newidle|newidle_balance)$")),
-        ("periodic pass", re.compile(r"sched_balance_domains|sched_balance_softirq|rebalance_domains|"
-                                     r"run_rebalance_domains|nohz_idle_balance|_nohz_idle_balance")))
-
-
+        ("periodic pass", re.compile(r"sched_balance_domains|sched_balance_softirq|"
+                                     r"rebalance_domains|run_rebalance_domains|"
+                                     r"nohz_idle_balance|_nohz_idle_balance")))
 # Who woke the task, for wakeups, by the first matching frame.
 _CAUSE = (("stopper work", re.compile(r"cpu_stop_queue_work|stop_one_cpu|stop_machine")),
           ("workqueue", re.compile(r"kick_pool|__queue_work|queue_work_on|insert_work")),
@@ -122,7 +122,7 @@ class Classification:
     balances: int = 0
     pulled: int = 0
     unexplained: int = 0      # no set before it, or the replay read clear
-    unexplained_last: float = 0.0  # seconds from the watch's first write to its last unexplained balance
+    unexplained_last: float = 0.0  # seconds from the watch's first write to the last of them
     non_flips: int = 0        # writes that did not flip the replayed value
     writes: int = 0
 
@@ -150,33 +150,23 @@ def parse(lines: Iterable[str], wl: str) -> tuple[Watch | None, list[Write]]:
     return Watch(ind, value0, count, gained), writes
 
 
+def _first(frames: Iterable[str], table: tuple[tuple[str, re.Pattern[str]], ...],
+           default: str) -> str:
+    """The name of TABLE's first pattern that the first matching frame matches."""
+    return next((name for f in frames for name, pat in table if pat.search(f)), default)
+
+
 def setter(chain: tuple[str, ...]) -> Setter:
-    klass = "?"
-    for f in chain[:4]:
-        for name, pat in _CLASS:
-            if pat.search(f):
-                klass = name
-                break
-        if klass != "?":
-            break
-    how = "other"
-    for f in chain:
-        hit = next((name for name, pat in _HOW if pat.search(f)), None)
-        if hit:
-            how = hit
-            break
-    cause = ""
-    if how == "wakeup":
-        cause = "other"
-        waker = [i for i, f in enumerate(chain) if _TTWU.match(f)]
-        if waker and waker[-1] + 1 < len(chain) and _SOFTIRQ_EXIT.match(chain[waker[-1] + 1]):
-            return Setter(klass, how, "ksoftirqd, from the softirq exit")
-        for f in chain:
-            hit = next((name for name, pat in _CAUSE if pat.search(f)), None)
-            if hit:
-                cause = hit
-                break
-    return Setter(klass, how, cause)
+    """Who made a write: the class (from the innermost frames), how, and a
+    wakeup's cause."""
+    klass = _first(chain[:4], _CLASS, "?")
+    how = _first(chain, _HOW, "other")
+    if how != "wakeup":
+        return Setter(klass, how)
+    waker = [i for i, f in enumerate(chain) if _TTWU.match(f)]
+    if waker and waker[-1] + 1 < len(chain) and _SOFTIRQ_EXIT.match(chain[waker[-1] + 1]):
+        return Setter(klass, how, "ksoftirqd, from the softirq exit")
+    return Setter(klass, how, _first(chain, _CAUSE, "other"))
 
 
 @dataclasses.dataclass
@@ -189,6 +179,10 @@ class _Episode:
 def classify(watch: Watch, writes: list[Write]) -> Classification:
     """Replay the writes in time order; see the module's docstring."""
     out = Classification(buckets={})
+
+    def bucket(key: str) -> Bucket:
+        return out.buckets.setdefault(key, Bucket())
+
     value = watch.value0
     episode: _Episode | None = None       # the set in force
     previous: _Episode | None = None      # the last set, in force or cleared
@@ -196,13 +190,9 @@ def classify(watch: Watch, writes: list[Write]) -> Classification:
     if value == 1:
         episode = previous = _Episode("set before the watch started")
         episodes.append(episode)
-        bucket_ = out.buckets.setdefault(episode.key, Bucket())
-        bucket_.sets += 1
-    open_balance: dict[int, tuple[str, _Episode | None]] = {}  # CPU -> its last balance
-
-    def bucket(key: str) -> Bucket:
-        return out.buckets.setdefault(key, Bucket())
-
+        bucket(episode.key).sets += 1
+    unexplained = _Episode("unexplained")  # a balance's, when no set is before it
+    open_balance: dict[int, _Episode] = {}  # CPU -> the set its last balance is attributed to
     ordered = sorted(writes, key=lambda w: (w.t, w.cpu))
     start = ordered[0].t if ordered else 0.0
     for w in ordered:
@@ -229,42 +219,39 @@ def classify(watch: Watch, writes: list[Write]) -> Classification:
             if ep is None:
                 out.unexplained += 1
                 out.unexplained_last = max(out.unexplained_last, w.t - start)
-                bucket("unexplained").balances += 1
-                open_balance[cpu] = ("unexplained", None)
-                continue
-            # After a clear: its gate read the set before another CPU's
-            # root-level pass cleared it (or the clocks reordered them).
-            bucket(ep.key).after_clear += episode is None
+                ep = unexplained
+            else:
+                # After a clear: its gate read the set before another CPU's
+                # root-level pass cleared it (or the clocks reordered them).
+                bucket(ep.key).after_clear += episode is None
             bucket(ep.key).balances += 1
             ep.balanced = True
-            open_balance[cpu] = (ep.key, ep)
-        elif w.addr in watch.gained:
-            key, ep = open_balance.pop(watch.gained[w.addr], ("", None))
-            if not key:
-                continue
+            open_balance[cpu] = ep
+        elif w.addr in watch.gained and watch.gained[w.addr] in open_balance:
+            ep = open_balance.pop(watch.gained[w.addr])
             out.pulled += 1
-            bucket(key).pulled += 1
-            if ep is not None:
-                ep.pulled = True
+            bucket(ep.key).pulled += 1
+            ep.pulled = True
     for ep in episodes:
         bucket(ep.key).sets_balanced += ep.balanced
         bucket(ep.key).sets_pulled += ep.pulled
     return out
 
 
+def _add(into: object, what: object, names: Iterable[str]) -> None:
+    for n in names:
+        setattr(into, n, getattr(into, n) + getattr(what, n))
+
+
 def merge(parts: Iterable[Classification]) -> Classification:
+    """The sum of PARTS (the latest unexplained balance: the latest of any)."""
     out = Classification(buckets={})
     for c in parts:
-        out.balances += c.balances
-        out.pulled += c.pulled
-        out.unexplained += c.unexplained
+        _add(out, c, ("balances", "pulled", "unexplained", "non_flips", "writes"))
         out.unexplained_last = max(out.unexplained_last, c.unexplained_last)
-        out.non_flips += c.non_flips
-        out.writes += c.writes
         for k, b in c.buckets.items():
-            m = out.buckets.setdefault(k, Bucket())
-            for f in dataclasses.fields(Bucket):
-                setattr(m, f.name, getattr(m, f.name) + getattr(b, f.name))
+            _add(out.buckets.setdefault(k, Bucket()), b,
+                 (f.name for f in dataclasses.fields(Bucket)))
     return out
 
 
@@ -279,9 +266,9 @@ def floor(c: Classification) -> tuple[int, int, float | None]:
 
 def table(c: Classification) -> list[str]:
     """Markdown rows: one per setter, most balances first."""
-    L = ["| set by (class / how the runqueue gained the task (who woke it)) | sets | sets followed by a balance | "
-         "balances | of which after the set was cleared | balances that pulled |",
-         "|---|---|---|---|---|---|"]
-    for k, b in sorted(c.buckets.items(), key=lambda kv: (-kv[1].balances, -kv[1].sets, kv[0])):
-        L.append(f"| {k} | {b.sets} | {b.sets_balanced} | {b.balances} | {b.after_clear} | {b.pulled} |")
-    return L
+    rows = sorted(c.buckets.items(), key=lambda kv: (-kv[1].balances, -kv[1].sets, kv[0]))
+    return ["| set by (class / how the runqueue gained the task (who woke it)) | sets | "
+            "sets followed by a balance | balances | of which after the set was cleared | "
+            "balances that pulled |", "|---|---|---|---|---|---|"] + [
+        f"| {k} | {b.sets} | {b.sets_balanced} | {b.balances} | {b.after_clear} | {b.pulled} |"
+        for k, b in rows]
