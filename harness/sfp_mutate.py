@@ -13,6 +13,7 @@ OUT/NAME/B. The rules (docs/tests.md, "Mutants"):
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import pathlib
 import re
@@ -54,12 +55,12 @@ def variant(data: Data, line: str, name: str, mutants: pathlib.Path | None = Non
         return Variant(name, "both feature patches (baseline + the kselftests)",
                        "".join(c + " " for c in data.baseline_fails))
     path = (mutants or data.root / "tests" / "mutants" / line) / f"{name}.patch"
-    head = path.read_text(encoding="utf-8").splitlines()[:4]
-    what = head[0].removeprefix("mutant: ") if head and head[0].startswith("mutant: ") else ""
-    expect = head[1].removeprefix("expect: ") if len(head) > 1 and head[1].startswith("expect: ") else ""
-    kernel = head[2].removeprefix("kernel: ") if len(head) > 2 and head[2].startswith("kernel: ") else "main"
-    splat = head[3].removeprefix("splat: ") if len(head) > 3 and head[3].startswith("splat: ") else ""
-    return Variant(name, what, expect, kernel, splat)
+    # The header's lines, in this order: mutant:, expect:, kernel:, splat:
+    head = zip(("mutant", "expect", "kernel", "splat"),
+               path.read_text(encoding="utf-8").splitlines())
+    got = {k: ln.removeprefix(f"{k}: ") for k, ln in head if ln.startswith(f"{k}: ")}
+    return Variant(name, got.get("mutant", ""), got.get("expect", ""), got.get("kernel", "main"),
+                   got.get("splat", ""))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,21 +71,9 @@ class Expected:
     unmet: list[str]       # expected to fail, skipped for an unmet precondition: no verdict
     unexpected: list[str]  # failed, but not expected to
 
-    @property
-    def every(self) -> bool:
-        """Every expected case failed or had no verdict."""
-        return not self.missed
-
-    @property
-    def exact(self) -> bool:
-        """The expected failures, and no others (an unmet one is no verdict)."""
-        return not self.missed and not self.unexpected
-
 
 def expected_failures(expect: list[str], res: Result) -> Expected:
-    failed = set(res.failed)
-    skipped = set(res.precondition_skips)
-    want = set(expect)
+    failed, skipped, want = set(res.failed), set(res.precondition_skips), set(expect)
     return Expected(missed=[e for e in expect if e not in failed and e not in skipped],
                     unmet=[e for e in expect if e not in failed and e in skipped],
                     unexpected=[f for f in res.failed if f not in want])
@@ -99,7 +88,8 @@ def baseline_expect(data: Data, also: list[str] | tuple[str, ...] = ()) -> list[
 
 
 def baseline_verdict(expect: list[str], res: Result) -> tuple[bool, str]:
-    """make stress's baseline boot: exactly the expected failures."""
+    """make stress's baseline boot: exactly the expected failures (an unmet
+    one is no verdict)."""
     e = expected_failures(expect, res)
 
     def items(xs: list[str]) -> str:
@@ -108,13 +98,13 @@ def baseline_verdict(expect: list[str], res: Result) -> tuple[bool, str]:
             f"expected failures that passed: {items(e.missed) or 'none'}")
     if e.unmet:
         line += f"; no verdict (precondition not met): {items(e.unmet)}"
-    return e.exact, line
+    return not e.missed and not e.unexpected, line
 
 
 def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Path,
           run_rc: int = 0) -> Verdict:
     """The verdict of one variant over its boots (None: no results)."""
-    nfail: dict[str, int] = {}
+    nfail: collections.Counter[str] = collections.Counter()
     caught = passed = unmet = 0
     noresult = ""
     unmet_cases: list[str] = []
@@ -130,31 +120,23 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
         if v.name == "patched":
             cases = [c.name for c in res.cases]
         failed = sorted(res.failed)
-        for f in failed:
-            nfail[f] = nfail.get(f, 0) + 1
-        if not failed:
-            passed += 1
+        nfail.update(failed)
+        passed += not failed
         if v.expect == "any":
             every, skip = bool(failed), []
         else:
             e = expected_failures(v.expect.split(), res)
-            every, skip = e.every, e.unmet
+            every, skip = not e.missed, e.unmet
         if every and skip:
             unmet += 1
             unmet_cases += skip
             msgs.append(f"{v.name} boot {b}: no verdict: the precondition of "
                         f"{' '.join(skip)} was not met")
-        elif every:
-            caught += 1
+        caught += every and not skip
         msgs.append(f"{v.name} boot {b}: failed: {''.join(f + '; ' for f in failed) or '; '}")
-    col, catches = "", []
-    for f in sorted(nfail):
-        if nfail[f] == boots:
-            col += f"{f}; "
-            if v.expect:
-                catches.append(f)
-        else:
-            col += f"{f} ({nfail[f]}/{boots}); "
+    col = "".join(f"{f}; " if nfail[f] == boots else f"{f} ({nfail[f]}/{boots}); "
+                  for f in sorted(nfail))
+    catches = [f for f in sorted(nfail) if nfail[f] == boots and v.expect]
     if noresult:
         verdict = noresult
     elif not v.expect:
@@ -188,9 +170,7 @@ class DebugVerdict:
         opinion, shown but not required."""
         if not self.variant.expect:
             return self.verdict.startswith("clean")
-        if self.variant.kernel == "debug":
-            return self.verdict.startswith("caught")
-        return True
+        return self.variant.kernel != "debug" or self.verdict.startswith("caught")
 
 
 def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
@@ -206,19 +186,13 @@ def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
     seen = []
     for b, res in enumerate(results, 1):
         splats = res.splats if res else []
-        splat = splats[0] if splats else ""
-        if v.splat and splats:
-            splat = next((x for x in splats if v.splat in x), splat)
+        splat = next((x for x in splats if v.splat and v.splat in x), splats[0] if splats else "")
         failed = sorted(res.failed) if res else []
         if not res or (not res.cases and not splat):
             seen.append(f"boot {b}: no result")
             continue
-        if splat:
-            seen.append(f"boot {b}: {splat}")
-        elif failed:
-            seen.append(f"boot {b}: failed " + "; ".join(failed))
-        else:
-            seen.append(f"boot {b}: all passed")
+        seen.append(f"boot {b}: " + (splat or ("failed " + "; ".join(failed) if failed
+                                              else "all passed")))
         if not v.expect:
             clean += not splat and not failed
         elif v.splat and splat and v.splat not in splat:
@@ -247,35 +221,26 @@ def with_debug(main: Verdict, debug: DebugVerdict | None) -> Verdict:
     its main-kernel failures stay in the failed column."""
     if main.variant.kernel != "debug" or not main.variant.expect:
         return main
+    col = main.failed_col or "none on the main kernel; "
+    name = main.variant.name
     if debug is None:
         # Not a miss: the mistake was never shown to a kernel that can see it.
         return dataclasses.replace(
             main, verdict="not judged: only the debug kernel sees it, and none was booted "
-            "(--debug-boots 0)", failed_col=(main.failed_col or "none on the main kernel; "),
-            catches=[], messages=main.messages + [
-                f"{main.variant.name}: not judged: only the debug kernel sees it "
-                "(sfp mutate --debug-boots N)"])
-    col = (main.failed_col or "none on the main kernel; ") + f"debug kernel: {debug.seen}"
+            "(--debug-boots 0)", failed_col=col, catches=[], messages=main.messages + [
+                f"{name}: not judged: only the debug kernel sees it (sfp mutate --debug-boots N)"])
     verdict = debug.verdict if debug.verdict.startswith("caught") else \
         f"{debug.verdict} on the debug kernel"
-    return dataclasses.replace(main, verdict=verdict, failed_col=col,
-                               catches=[], messages=main.messages + [f"{main.variant.name}: "
-                                                                     f"debug kernel: {debug.seen}"])
+    return dataclasses.replace(main, verdict=verdict, failed_col=f"{col}debug kernel: {debug.seen}",
+                               catches=[], messages=main.messages + [
+                                   f"{name}: debug kernel: {debug.seen}"])
 
 
 def judge_from_logs(data: Data, line: str, name: str, boots: int, out: pathlib.Path,
                     run_rc: int = 0, mutants: pathlib.Path | None = None) -> Verdict:
+    """NAME's verdict from the boots saved in OUT/NAME/1..BOOTS."""
     results: list[Result | None] = [read(out / name / str(b)) for b in range(1, boots + 1)]
     return judge(variant(data, line, name, mutants), boots, results, out, run_rc)
-
-
-def debug_table(verdicts: list[DebugVerdict]) -> list[str]:
-    """The debug kernel's rows: a table of their own, after the variant table."""
-    if not verdicts:
-        return []
-    return ["", "| variant | debug kernel boots | what the debug kernel showed | verdict |",
-            "|---|---|---|---|"] + \
-        [f"| {d.variant.name} | {d.boots} | {d.seen} | {d.verdict} |" for d in verdicts]
 
 
 # The tiers, by the source that defines a case: the upstream tier's
@@ -283,7 +248,8 @@ def debug_table(verdicts: list[DebugVerdict]) -> list[str]:
 # fair.c, so a case function sched_fair_test_NAME is defined in one of
 # them only, whichever suite lists it); a kselftest program is of the
 # certification tier; the guest's own checks (guest_*) are the harness's.
-TIER_SOURCES = (("upstream", "kunit/fair_kunit.c"), ("certification", "kunit/cert/fair_cert_kunit.c"))
+TIER_SOURCES = (("upstream", "kunit/fair_kunit.c"),
+                ("certification", "kunit/cert/fair_cert_kunit.c"))
 TIER_NAMES = ("upstream", "certification", "guest")
 
 
@@ -326,19 +292,17 @@ def tier_table(verdicts: list[Verdict], tiers: dict[str, str]) -> list[str]:
         return []
     out = ["", "| variant | upstream tier | certification tier | guest checks |",
            "|---|---|---|---|"]
-    count = {t: 0 for t in TIER_NAMES}
-    only = {t: 0 for t in TIER_NAMES}
+    count = dict.fromkeys(TIER_NAMES, 0)
+    only = dict.fromkeys(TIER_NAMES, 0)
     for v in muts:
         by = {case_tier(c, tiers) for c in v.catches}
         for t in by:
             count[t] += 1
-        if len(by) == 1:
-            only[next(iter(by))] += 1
+            only[t] += len(by) == 1
         out.append(f"| {v.variant.name} | " + " | ".join(
             ", ".join(c for c in v.catches if case_tier(c, tiers) == t) or "-"
             for t in TIER_NAMES) + " |")
-    n = len(muts)
-    out += ["", f"Of {n} mutants the upstream tier catches {count['upstream']} "
+    out += ["", f"Of {len(muts)} mutants the upstream tier catches {count['upstream']} "
             f"({only['upstream']} by it alone), the certification tier "
             f"{count['certification']} ({only['certification']} alone), the guest checks "
             f"{count['guest']} ({only['guest']} alone); "
@@ -354,16 +318,18 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
     With an explicit list of variants (not the whole set), a case without
     a catcher is shown but not held against the run, as before.
     """
-    rows = [f"| {v.variant.name} | {v.variant.what} | {v.variant.expect or 'none'} | "
-            f"{v.failed_col or 'none'} | {v.verdict} |" for v in verdicts]
+    debug = debug or []
     out = [f"Made by: {made_by}", "",
            "| variant | what | expected to fail | failed (boots, if not all) | verdict |",
-           "|---|---|---|---|---|"] + rows + debug_table(debug or [])
-    ok = all(v.ok for v in verdicts) and all(d.ok for d in debug or [])
-    cases: list[str] = []
-    for v in verdicts:
-        if v.cases is not None:
-            cases = v.cases
+           "|---|---|---|---|---|"] + [
+        f"| {v.variant.name} | {v.variant.what} | {v.variant.expect or 'none'} | "
+        f"{v.failed_col or 'none'} | {v.verdict} |" for v in verdicts]
+    if debug:  # the debug kernel's rows: a table of their own
+        out += ["", "| variant | debug kernel boots | what the debug kernel showed | verdict |",
+                "|---|---|---|---|"] + \
+            [f"| {d.variant.name} | {d.boots} | {d.seen} | {d.verdict} |" for d in debug]
+    ok = all(v.ok for v in verdicts) and all(d.ok for d in debug)
+    cases: list[str] = next((v.cases for v in reversed(verdicts) if v.cases is not None), [])
     none_left = False
     tiers = suite_tiers(data.root)
     if cases:
@@ -388,38 +354,32 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
     return "\n".join(out) + "\n", ok, none_left
 
 
-def _md_table(lines: list[str], head: str) -> tuple[int, int]:
+def _md_table(lines: list[str], head: str, need: bool = True) -> tuple[int, int]:
     """The [start, end) line range of the first table whose header starts
-    with @head (the header and separator included)."""
+    with HEAD (the header and separator included); (0, 0) if there is none
+    and it is not NEED-ed."""
     for i, ln in enumerate(lines):
         if ln.startswith(head):
             j = i + 2
             while j < len(lines) and lines[j].startswith("|"):
                 j += 1
             return i, j
-    raise ValueError(f"no table headed '{head}'")
+    if need:
+        raise ValueError(f"no table headed '{head}'")
+    return 0, 0
 
 
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _order(names: set[str]) -> str:
-    """Catchers as the table lists them: mutants sorted, baseline last."""
-    return "".join(n + " " for n in sorted(names - {"baseline"})) + \
-        ("baseline " if "baseline" in names else "")
-
-
 def _merge_rows(old: list[str], new: list[str]) -> list[str]:
     """Rows of a variant-keyed table: the new replace the old of the same
     variant or join them (the control first, mutants in name order,
     baseline last)."""
-    rows = {_cells(r)[0]: r for r in old}
-    rows.update({_cells(r)[0]: r for r in new})
-    names = ["patched"] if "patched" in rows else []
-    names += sorted(n for n in rows if n not in ("patched", "baseline"))
-    names += ["baseline"] if "baseline" in rows else []
-    return [rows[n] for n in names]
+    rows = {_cells(r)[0]: r for r in old + new}
+    return [rows[n] for n in sorted(rows, key=lambda n: ({"patched": 0, "baseline": 2}.get(n, 1),
+                                                          n))]
 
 
 def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str:
@@ -436,34 +396,27 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
     nvs, nve = _md_table(new, "| variant |")
     vtable = old[vs:vs + 2] + _merge_rows(old[vs + 2:ve], new[nvs + 2:nve])
     rest = old[ve:]
-    try:
-        nds, nde = _md_table(new, "| variant | debug kernel")
-    except ValueError:
-        nds = nde = -1
-    if nds >= 0:
-        try:
-            ds, de = _md_table(rest, "| variant | debug kernel")
-            rest = rest[:ds] + rest[ds:ds + 2] + \
-                _merge_rows(rest[ds + 2:de], new[nds + 2:nde]) + rest[de:]
-        except ValueError:
+    nds, nde = _md_table(new, "| variant | debug kernel", need=False)
+    if nde:
+        ds, de = _md_table(rest, "| variant | debug kernel", need=False)
+        if de:
+            rest[ds + 2:de] = _merge_rows(rest[ds + 2:de], new[nds + 2:nde])
+        else:
             rest = [""] + new[nds:nde] + rest
-
     cs, ce = _md_table(rest, "| test case |")
-    try:
-        ncs, nce = _md_table(new, "| test case |")
-    except ValueError:  # a run without the control lists no cases
-        ncs = nce = 0
+    # A run without the control lists no cases.
+    ncs, nce = _md_table(new, "| test case |", need=False)
     ran = set(run_names)
     catchers: dict[str, tuple[set[str], str]] = {}
     order: list[str] = []
     for r in rest[cs + 2:ce]:
-        case, by = _cells(r)[0], _cells(r)[1]
+        case, by = _cells(r)[:2]
         reason = by if by.lower().startswith("none") else ""
         catchers[case] = (set() if reason else set(by.split()) - ran, reason)
         order.append(case)
     prev = ""
     for r in new[ncs + 2:nce]:
-        case, by = _cells(r)[0], _cells(r)[1]
+        case, by = _cells(r)[:2]
         got = set() if by.lower().startswith("none") else set(by.split())
         if case in catchers:
             have, reason = catchers[case]
@@ -475,8 +428,10 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
     ctable = rest[cs:cs + 2]
     for case in order:
         have, reason = catchers[case]
-        ctable.append(f"| {case} | {_order(have) if have else reason} |")
-
+        # Catchers as the table lists them: mutants sorted, baseline last.
+        by = "".join(n + " " for n in sorted(have - {"baseline"})) + \
+            ("baseline " if "baseline" in have else "")
+        ctable.append(f"| {case} | {by if have else reason} |")
     out = old[:vs] + vtable + rest[:cs] + ctable + rest[ce:]
     for i, ln in enumerate(out[:vs]):
         if ln.startswith("Made by:"):
