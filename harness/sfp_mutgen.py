@@ -54,20 +54,21 @@ _VAR_DECL = re.compile(r"struct (\w+)\s*(\*?)\s*(\w+)\s*[,;)=]")
 _STRUCT = re.compile(r"^struct (\w+) \{$")
 _FIELD_DECL = re.compile(r"^\t([A-Za-z_][\w\s\*]*?)\s*\b(\w+)(?:\s*:\s*\d+)?;")
 _RQ_DECL = re.compile(r"\bstruct rq\s*(\*.*)$")
-
-
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def changed_lines(tree: pathlib.Path, base: str = "baseline", head: str = "patched") -> \
-        dict[str, set[int]]:
-    """The lines under kernel/sched/ (tests left out) that HEAD adds or
-    changes against BASE, by file, in HEAD's numbering."""
-    diff = subprocess.run(["git", "-C", str(tree), "diff", "-U0", base, head, "--",
+class MutgenError(sfp_errors.Failed):
+    """The tree cannot be read for mutants; one line."""
+
+
+def changed_lines(tree: pathlib.Path) -> dict[str, set[int]]:
+    """The lines under kernel/sched/ (tests left out) that 'patched' adds
+    or changes against 'baseline', by file, in patched's numbering."""
+    diff = subprocess.run(["git", "-C", str(tree), "diff", "-U0", "baseline", "patched", "--",
                            "kernel/sched", ":(exclude)kernel/sched/tests"],
                           capture_output=True, text=True, check=False)
     if diff.returncode:
-        raise MutgenError(f"git diff {base} {head} in {tree}: {diff.stderr.strip()}")
+        raise MutgenError(f"git diff baseline patched in {tree}: {diff.stderr.strip()}")
     out: dict[str, set[int]] = {}
     cur, n = "", 0
     for ln in diff.stdout.splitlines():
@@ -79,11 +80,6 @@ def changed_lines(tree: pathlib.Path, base: str = "baseline", head: str = "patch
             out.setdefault(cur, set()).add(n)
             n += 1
     return out
-
-
-
-class MutgenError(sfp_errors.Failed):
-    """The tree cannot be read for mutants; one line."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +100,20 @@ class Mutant:
         return f"{self.rule}-{self.func}-{self.line}-{h}"
 
 
+def _body_start(lines: list[str], i: int) -> int:
+    """The line of the '{' that opens the body of a definition starting
+    at line I: at the end of a line before any ';', within 12 lines; -1
+    when there is none (a declaration, or a body on one line)."""
+    for j in range(i, min(len(lines), i + 12)):
+        ln = _code(lines[j]).rstrip()
+        if ";" in ln or (j > i and re.match(r"^\w", ln) and not ln.startswith("__")) or \
+                ("{" in ln and "}" in ln):
+            return -1
+        if ln.endswith("{"):
+            return j
+    return -1
+
+
 def functions(text: str) -> list[tuple[str, int, int]]:
     """(name, first line, last line) of each function definition: a line
     at column 0 with a '(' and no ';', whose body opens with a '{' at the
@@ -114,26 +124,12 @@ def functions(text: str) -> list[tuple[str, int, int]]:
     i = 0
     while i < len(lines):
         m = _FUNC_START.match(lines[i])
-        if not m or lines[i].startswith(("#", "typedef ")) or "=" in lines[i].split("(")[0]:
+        body = _body_start(lines, i) if m and not lines[i].startswith(("#", "typedef ")) \
+            and "=" not in lines[i].split("(")[0] else -1
+        if m is None or body < 0:
             i += 1
             continue
-        j, body = i, -1
-        while j < len(lines) and j < i + 12:
-            ln = _code(lines[j]).rstrip()
-            if ";" in ln or (j > i and re.match(r"^\w", ln) and not ln.startswith("__")):
-                break
-            if "{" in ln and "}" in ln:
-                break
-            if ln.endswith("{"):
-                body = j
-                break
-            j += 1
-        if body < 0:
-            i += 1
-            continue
-        k = body + 1
-        while k < len(lines) and lines[k] != "}":
-            k += 1
+        k = next((k for k in range(body + 1, len(lines)) if lines[k] == "}"), len(lines))
         out.append((m.group(1), i + 1, k + 1))
         i = k + 1
     return out
@@ -154,34 +150,26 @@ def struct_fields(*sources: str) -> dict[tuple[str, str], list[str]]:
             m = _STRUCT.match(ln)
             if m:
                 cur, members, stack = m.group(1), [], []
+            elif not cur:
                 continue
-            if not cur:
-                continue
-            pp = re.match(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b", ln)
-            if pp:
+            elif (pp := re.match(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b", ln)):
                 nblock += 1
                 if pp.group(1).startswith("if"):
                     stack.append(nblock)
-                elif pp.group(1) == "endif":
-                    if stack:
-                        stack.pop()
-                elif stack:
+                elif pp.group(1) == "endif" and stack:
+                    stack.pop()
+                elif pp.group(1) != "endif" and stack:
                     stack[-1] = nblock
-                continue
-            if ln.startswith("};"):
+            elif ln.startswith("};"):
                 names = [n for _, n, _ in members]
                 for idx, (typ, name, blk) in enumerate(members):
-                    same = [(i, n) for i, (t, n, b) in enumerate(members)
-                            if t == typ and b == blk and i != idx]
-                    before = [n for i, n in same if i < idx]
-                    after = [n for i, n in same if i > idx]
-                    nb = ([before[-1]] if before else []) + ([after[0]] if after else [])
+                    same = [i for i, (t, _, b) in enumerate(members) if t == typ and b == blk]
+                    k = same.index(idx)
+                    nb = [members[i][1] for i in same[max(0, k - 1):k] + same[k + 1:k + 2]]
                     if nb and names.count(name) == 1:
                         out[(cur, name)] = nb
                 cur = ""
-                continue
-            f = _FIELD_DECL.match(ln)
-            if f and "(" not in ln:
+            elif (f := _FIELD_DECL.match(ln)) and "(" not in ln:
                 members.append((re.sub(r"\s+", " ", f.group(1).strip()), f.group(2),
                                 tuple(stack)))
     return out
@@ -192,15 +180,10 @@ def _code(line: str) -> str:
     return re.sub(r"/\*.*?\*/|//.*$", "", line)
 
 
-def _skip(line: str) -> bool:
-    s = line.strip()
-    return not s or s.startswith(("#", "/*", "*", "//"))
-
-
 def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], list[str]],
                 types: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
     """The mutations of one line: (rule, new line, what)."""
-    if _skip(line):
+    if not line.strip() or line.strip().startswith(("#", "/*", "*", "//")):
         return []
     code = _code(line)
     out: list[tuple[str, str, str]] = []
@@ -224,9 +207,7 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
                     "the if negated"))
     for m in _INT.finditer(code if not re.match(r"^\s*case\b", code) else ""):
         n = int(m.group(1))
-        for d in (1, -1):
-            if n + d < 0:
-                continue
+        for d in (1, -1) if n else (1,):  # no negative constant
             out.append(("const", code[:m.start()] + str(n + d) + code[m.end():],
                         f"{n} became {n + d}"))
     if _CALL_STMT.match(code) and code.count("(") == code.count(")") and \
@@ -246,16 +227,12 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
             if code[max(0, m.start() - 2):m.start()] in ("->", ".") or \
                     re.search(r"struct rq\s*\*\s*$", code[:m.start()]):
                 continue
-            for other in rq_vars:
-                if other != v:
-                    out.append(("rq", code[:m.start()] + other + code[m.end():],
-                                f"runqueue {v} became {other}"))
-    seen, uniq = {code}, []
-    for rule, new, what in out:
-        if new not in seen:
-            seen.add(new)
-            uniq.append((rule, new, what))
-    return uniq
+            out += [("rq", code[:m.start()] + other + code[m.end():],
+                     f"runqueue {v} became {other}") for other in rq_vars if other != v]
+    first: dict[str, tuple[str, str, str]] = {}
+    for mut in out:
+        first.setdefault(mut[1], mut)
+    return [mut for new, mut in first.items() if new != code]
 
 
 def _types(body: list[str]) -> dict[str, str]:
@@ -275,17 +252,10 @@ def _rq_vars(body: list[str]) -> list[str]:
             continue
         # struct rq *busiest = NULL, *rq;  or a parameter: struct rq *rq,
         decl = m.group(1) if ";" in m.group(1) else m.group(1).split(",")[0]
-        for v in re.findall(r"\*\s*(\w+)", decl):
-            if v not in names:
-                names.append(v)
+        names += [v for v in dict.fromkeys(re.findall(r"\*\s*(\w+)", decl)) if v not in names]
     if any(re.search(r"struct lb_env\s*\*\s*env\b", ln) for ln in body):
         names += [f"env->{f}" for f in ("dst_rq", "src_rq")]
     return names
-
-
-def _is_comment(line: str, pos: int) -> bool:
-    s = line.strip()
-    return s.startswith(("*", "/*", "//")) or "/*" in line[:pos] or "//" in line[:pos]
 
 
 def places(tree: pathlib.Path, changed: dict[str, set[int]]) -> \
@@ -294,46 +264,44 @@ def places(tree: pathlib.Path, changed: dict[str, set[int]]) -> \
     those that hold a CHANGED line; and their call sites (file, line,
     callee, caller, text): every line under kernel/sched/ that calls one,
     outside comments and definitions."""
-    sched = tree / "kernel" / "sched"
     texts = _texts(tree)
     funcs = {f: functions(t) for f, t in texts.items()}
     mech = [(f, name, s, e) for f, fs in funcs.items() for name, s, e in fs
             if any(s <= n <= e for n in changed.get(f, ()))]
     if not mech:
-        raise MutgenError(f"no function under {sched} holds a line the series changes")
+        raise MutgenError(f"no function under {tree / 'kernel' / 'sched'} holds a line the "
+                          "series changes")
     names = sorted({name for _, name, _, _ in mech})
     call = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\s*\(")
     sites = []
     for f, text in texts.items():
         for i, ln in enumerate(text.splitlines(), 1):
             m = call.search(ln)
-            if not m or re.match(r"^\w", ln) or _is_comment(ln, m.start()):
-                continue
+            if not m or re.match(r"^\w", ln) or ln.strip().startswith(("*", "/*", "//")) or \
+                    "/*" in ln[:m.start()] or "//" in ln[:m.start()]:
+                continue   # no call, a definition, or a comment
             caller = next((name for name, s, e in funcs[f] if s <= i <= e), "")
-            if not caller:
-                continue   # a macro or an initializer, not code of a function
-            sites.append((f, i, m.group(1), caller, ln.strip()))
+            if caller:   # not a macro or an initializer
+                sites.append((f, i, m.group(1), caller, ln.strip()))
     return sorted(mech, key=lambda x: (x[0], x[2])), sites
 
 
 @functools.lru_cache(maxsize=8)
-def _texts(tree: pathlib.Path, ref: str = "patched") -> dict[str, str]:
-    """kernel/sched/*.[ch] as REF has them (the line numbers of
-    changed_lines() are REF's, whatever the tree has checked out); read
-    once per tree and ref in a process (places, generate and write_set
-    all need them)."""
-    ls = subprocess.run(["git", "-C", str(tree), "ls-tree", "--name-only", ref,
+def _texts(tree: pathlib.Path) -> dict[str, str]:
+    """kernel/sched/*.[ch] as 'patched' has them (the line numbers of
+    changed_lines() are patched's, whatever the tree has checked out);
+    read once per tree in a process (places, generate and write_set all
+    need them)."""
+    ls = subprocess.run(["git", "-C", str(tree), "ls-tree", "--name-only", "patched",
                          "kernel/sched/"], capture_output=True, text=True, check=False)
     if ls.returncode:
-        raise MutgenError(f"{tree}: no commit '{ref}' ({ls.stderr.strip()})")
-    out = {}
-    for path in ls.stdout.split():
-        if re.search(r"\.[ch]$", path):
-            show = subprocess.run(["git", "-C", str(tree), "show", f"{ref}:{path}"],
-                                  capture_output=True, check=False)
-            out[path] = show.stdout.decode("utf-8", errors="replace")
+        raise MutgenError(f"{tree}: no commit 'patched' ({ls.stderr.strip()})")
+    out = {path: subprocess.run(["git", "-C", str(tree), "show", f"patched:{path}"],
+                                capture_output=True, check=False).stdout.decode(
+                                    "utf-8", errors="replace")
+           for path in ls.stdout.split() if re.search(r"\.[ch]$", path)}
     if "kernel/sched/sched.h" not in out:
-        raise MutgenError(f"{tree}: '{ref}' has no kernel/sched/sched.h")
+        raise MutgenError(f"{tree}: 'patched' has no kernel/sched/sched.h")
     return out
 
 
@@ -348,12 +316,10 @@ def generate(tree: pathlib.Path, changed: dict[str, set[int]]) -> list[Mutant]:
         {(f, n) for f, n, _, _, _ in sites}
     out = []
     for f, n in sorted(spots):
-        if f not in texts:
-            continue
-        lines = texts[f].splitlines()
-        fn = next(((name, s, e) for name, s, e in funcs[f] if s <= n <= e), None)
+        fn = next(((name, s, e) for name, s, e in funcs.get(f, []) if s <= n <= e), None)
         if fn is None:
             continue   # a declaration or a struct member: no code to mutate
+        lines = texts[f].splitlines()
         body = lines[fn[1] - 1:fn[2]]
         for rule, new, what in mutate_line(lines[n - 1], _rq_vars(body), fields, _types(body)):
             out.append(Mutant(f, n, lines[n - 1], new, rule, fn[0], what))
@@ -383,35 +349,27 @@ def write_set(tree: pathlib.Path, changed: dict[str, set[int]], out: pathlib.Pat
         raise MutgenError(f"{out} holds patches that are not a generated set (no index.tsv): "
                           "choose another directory")
     muts = generate(tree, changed)
-    texts = _texts(tree)
-    if out.is_dir():
-        for p in out.glob("*.patch"):
-            p.unlink()
+    for p in out.glob("*.patch"):
+        p.unlink()
     out.mkdir(parents=True, exist_ok=True)
     rows = ["name\trule\tfunction\tfile:line\twhat\n"]
     for m in muts:
-        name = m.name
-        (out / f"{name}.patch").write_text(patch(m, texts[m.file]))
-        rows.append(f"{name}\t{m.rule}\t{m.func}\t{m.file}:{m.line}\t{m.what}\n")
+        (out / f"{m.name}.patch").write_text(patch(m, _texts(tree)[m.file]))
+        rows.append(f"{m.name}\t{m.rule}\t{m.func}\t{m.file}:{m.line}\t{m.what}\n")
     (out / "index.tsv").write_text("".join(rows))
     return muts
 
 
-def check_applies(tree: pathlib.Path, out: pathlib.Path, ref: str = "patched") -> list[str]:
-    """The patches of OUT that do not apply to TREE's REF (git apply
-    --check against an index of REF, not the checked-out files)."""
-    bad = []
+def check_applies(tree: pathlib.Path, out: pathlib.Path) -> list[str]:
+    """The patches of OUT that do not apply to TREE's 'patched' (git apply
+    --check against an index of patched, not the checked-out files)."""
     with tempfile.TemporaryDirectory() as tmp:
-        index = str(pathlib.Path(tmp) / "index")
-        env = {**os.environ, "GIT_INDEX_FILE": index}
-        subprocess.run(["git", "-C", str(tree), "read-tree", ref], env=env, check=True,
+        env = {**os.environ, "GIT_INDEX_FILE": str(pathlib.Path(tmp) / "index")}
+        subprocess.run(["git", "-C", str(tree), "read-tree", "patched"], env=env, check=True,
                        capture_output=True)
-        for p in sorted(out.glob("*.patch")):
-            r = subprocess.run(["git", "-C", str(tree), "apply", "--cached", "--check",
-                                str(p.resolve())], env=env, capture_output=True, check=False)
-            if r.returncode:
-                bad.append(p.name)
-    return bad
+        return [p.name for p in sorted(out.glob("*.patch")) if subprocess.run(
+            ["git", "-C", str(tree), "apply", "--cached", "--check", str(p.resolve())],
+            env=env, capture_output=True, check=False).returncode]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -464,9 +422,8 @@ def survivors(verdicts: list[tuple[str, str]], tri: Triage) -> tuple[str, int]:
             # reports its boot as a failed case). Not a mutant of the
             # running kernel, so neither caught nor a survivor.
             nobuild += 1
-            rows.append(f"| {name} | {verdict} | does not build |")
-            continue
-        if name in tri.equivalent:
+            what = "does not build"
+        elif name in tri.equivalent:
             what = f"equivalent: {tri.equivalent[name]}"
         elif name in tri.open:
             what = f"open: {tri.open[name]}"
