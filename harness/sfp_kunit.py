@@ -63,12 +63,6 @@ class KunitError(sfp_errors.Failed):
     """kunit.py cannot be run; the message is one line."""
 
 
-def _need(cmd: str) -> None:
-    msg = sfp_env.missing_tool(cmd, PACKAGES.get(cmd, cmd))
-    if msg:
-        raise KunitError(msg)
-
-
 def command(data: Data, arch: str, vcpus: int, build_dir: pathlib.Path, jobs: str) -> list[str]:
     """kunit.py's arguments for ARCH (a record of sfp.toml [archs]: its
     QEMU and cross compiler), building in BUILD_DIR, checking the tools it
@@ -79,8 +73,9 @@ def command(data: Data, arch: str, vcpus: int, build_dir: pathlib.Path, jobs: st
     if vcpus < 1:
         raise KunitError(f"-s wants a number of vCPUs > 0, not '{vcpus}'")
     for cmd in ("python3", "ccache", a.qemu, f"{a.cross}gcc" if a.cross else ""):
-        if cmd:
-            _need(cmd)
+        msg = cmd and sfp_env.missing_tool(cmd, PACKAGES.get(cmd, cmd))
+        if msg:
+            raise KunitError(msg)
     # A CC given on the make command line wins over CROSS_COMPILE's, so
     # it names the cross gcc.
     args = ["run", "--kunitconfig=kernel/sched/tests", f"--build_dir={build_dir}",
@@ -130,8 +125,7 @@ def cases(doc: dict, prefix: str = "") -> dict[str, str]:
     test groups: sub_groups nest, test_cases are the leaves)."""
     out: dict[str, str] = {}
     for g in doc.get("sub_groups", []):
-        name = g.get("name", "?")
-        out.update(cases(g, f"{prefix}{name}."))
+        out.update(cases(g, f"{prefix}{g.get('name', '?')}."))
     for c in doc.get("test_cases", []):
         out[f"{prefix}{c.get('name', '?')}"] = str(c.get("status", "?"))
     return out
@@ -147,23 +141,22 @@ def differences(runs: list[Outcome]) -> list[str]:
 
 def _once(cmd: list[str], wt: pathlib.Path, env: dict[str, str], log_path: pathlib.Path,
           json_path: pathlib.Path) -> Outcome:
+    """One kunit.py run in WT, its output to stdout and LOG_PATH."""
     json_path.unlink(missing_ok=True)
     t0 = time.monotonic()
-    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
-        with subprocess.Popen(cmd + [f"--json={json_path}"], cwd=wt, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace") as proc:
-            assert proc.stdout
-            for ln in proc.stdout:
-                sys.stdout.write(ln)
-                sys.stdout.flush()
-                log.write(ln)
-    got: dict[str, str] = {}
-    if json_path.is_file():
-        try:
-            got = cases(json.loads(json_path.read_text()))
-        except ValueError:
-            got = {}
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
+            subprocess.Popen(cmd + [f"--json={json_path}"], cwd=wt, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace") as proc:
+        assert proc.stdout
+        for ln in proc.stdout:
+            sys.stdout.write(ln)
+            sys.stdout.flush()
+            log.write(ln)
+    try:
+        got = cases(json.loads(json_path.read_text()))
+    except (OSError, ValueError):  # no --json file, or not JSON
+        got = {}
     return Outcome(proc.returncode, int(time.monotonic() - t0), got)
 
 
@@ -186,23 +179,16 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
     status (or 1) otherwise. Output on stdout and in the logs."""
     if runs < 1:
         raise KunitError(f"--runs wants a number of runs > 0, not '{runs}'")
-    wt = build / "tree"
+    wt, out, name = build / "tree", build / "kunit", arch
     if not (wt / ".git").is_dir():
         raise KunitError(f"no work tree at {wt}: run 'make prepare' first")
-    out = build / "kunit"
-    name = arch
     if stock:
         if patches is None:
             raise KunitError("--stock needs the line's patches")
-        try:
-            upstream, _ = sfp_series.load_tiers(patches)
-            say(f"{build / 'stock'}: 'base' (the source as given) + {upstream[0].name}")
-            head = sfp_series.stock_worktree(wt, build / "stock", upstream)
-        except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
-            raise KunitError(str(e)) from e
-        say(f"{build / 'stock'} at {head[:12]}")
-        wt = build / "stock"
-        name = f"stock-{arch}"
+        upstream, _ = sfp_series.load_tiers(patches)
+        say(f"{build / 'stock'}: 'base' (the source as given) + {upstream[0].name}")
+        say(f"{build / 'stock'} at {sfp_series.stock_worktree(wt, build / 'stock', upstream)[:12]}")
+        wt, name = build / "stock", f"stock-{arch}"
     if not (wt / "kernel" / "sched" / "tests" / ".kunitconfig").is_file():
         raise KunitError(f"{wt} has no kernel/sched/tests/.kunitconfig: check out a branch "
                          "with the series' tests (patched)")
@@ -212,10 +198,9 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
     for i in range(1, runs + 1):
         suffix = f".{i}" if runs > 1 else ""
         log = out / f"{name}{suffix}.log"
-        o = _once(cmd, wt, env, log, out / f"{name}{suffix}.json")
-        done.append(o)
-        say(f"run {i}/{runs}: kunit.py exited {o.rc} after {o.seconds}s: {o.counts()} "
-            f"(log: {log})")
+        done.append(_once(cmd, wt, env, log, out / f"{name}{suffix}.json"))
+        say(f"run {i}/{runs}: kunit.py exited {done[-1].rc} after {done[-1].seconds}s: "
+            f"{done[-1].counts()} (log: {log})")
     diff = differences(done)
     if runs > 1:
         rest = sorted(o.seconds for o in done[1:])
@@ -234,8 +219,7 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
                         seconds=[min(o.seconds for o in done), max(o.seconds for o in done)])
         (out / f"{name}.record.json").write_text(json.dumps(dataclasses.asdict(record),
                                                             indent=1) + "\n")
-    bad = next((o.rc for o in done if o.rc), 0)
-    return bad or (1 if diff else 0)
+    return next((o.rc for o in done if o.rc), 0) or (1 if diff else 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,20 +250,13 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
         if n not in avail:
             raise KunitError(f"no mutant '{n}' in tests/mutants/{line}/ ({len(avail)} there)")
     wt, st, out = build / "tree", build / "stock", build / "kunit"
-    try:
-        upstream, _ = sfp_series.load_tiers(patches)
-    except sfp_series.SeriesError as e:
-        raise KunitError(str(e)) from e
+    upstream, _ = sfp_series.load_tiers(patches)
     cmd, env = _kunit_py(data, build, arch, vcpus, env, say, out / f"stock-{arch}")
     rows: list[MutantRow] = []
     for i, n in enumerate(names, 1):
-        path = data.root / "tests" / "mutants" / line / f"{n}.patch"
         what = sfp_mutate.variant(data, line, n).what
-        try:
-            sfp_series.stock_worktree(wt, st, upstream)
-        except (sfp_series.SeriesError, sfp_series.GitFailed) as e:
-            raise KunitError(str(e)) from e
-        ap = sfp_series.git(st, "apply", str(path))
+        sfp_series.stock_worktree(wt, st, upstream)
+        ap = sfp_series.git(st, "apply", str(data.root / "tests" / "mutants" / line / f"{n}.patch"))
         if ap.returncode:
             say(f"[{i}/{len(names)}] {n}: does not apply to the stock tree: "
                 f"{(ap.stderr.strip().splitlines() or ['?'])[0]}")
@@ -287,12 +264,11 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
             continue
         o = _once(cmd, st, env, out / f"mutant-{n}-{arch}.log",
                   out / f"mutant-{n}-{arch}.json")
-        row = MutantRow(n, what, bool(o.cases),
-                        sorted(c for c, r in o.cases.items() if r != "PASS"))
-        rows.append(row)
-        say(f"[{i}/{len(names)}] {n}: " + ("did not build or run" if not row.built else
-                                           f"failed: {', '.join(row.failed)}" if row.failed
-                                           else "every case passed"))
+        rows.append(MutantRow(n, what, bool(o.cases),
+                              sorted(c for c, r in o.cases.items() if r != "PASS")))
+        say(f"[{i}/{len(names)}] {n}: " + ("did not build or run" if not o.cases else
+                                           f"failed: {', '.join(rows[-1].failed)}"
+                                           if rows[-1].failed else "every case passed"))
     sfp_series.stock_worktree(wt, st, upstream)  # leave it as --stock makes it
     caught = sum(r.caught for r in rows)
     nobuild = sum(not r.built for r in rows)
@@ -300,12 +276,13 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
         f"| {r.name} | {r.what} | " + (", ".join(r.failed) if r.built and r.failed else
                                        "none" if r.built else "did not build") + " |"
         for r in rows]
-    summary = (f"{len(rows)} mutants on {sfp_series.kernel_version(st)} with the upstream "
-               f"tier ({arch}): {caught} make a case fail, {nobuild} do not build, "
-               f"{len(rows) - caught - nobuild} pass every case")
+    version = sfp_series.kernel_version(st)
+    summary = (f"{len(rows)} mutants on {version} with the upstream tier ({arch}): {caught} make "
+               f"a case fail, {nobuild} do not build, {len(rows) - caught - nobuild} pass every "
+               "case")
     (out / f"mutants-{arch}.md").write_text("\n".join([summary, ""] + table) + "\n")
     (out / f"mutants-{arch}.record.json").write_text(json.dumps({
-        "version": sfp_series.kernel_version(st), "arch": arch,
+        "version": version, "arch": arch,
         "patch": hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16],
         "total": len(rows), "caught": caught, "no_build": nobuild,
         "rows": [dataclasses.asdict(r) for r in rows]}, indent=1) + "\n")
