@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections import Counter
 import pathlib
 import sys
 import time
@@ -18,20 +19,22 @@ from harness import sfp_series
 from harness.cli.common import PROG, ROOT, Fail, Refuse, data, doc, say
 
 
+def _note(msg: str) -> None:
+    """A progress line (==> and <==) on stderr, without the 'sfp:' of say()."""
+    print(msg, file=sys.stderr, flush=True)
+
+
 def cmd_mutate(args: argparse.Namespace) -> int:
     d = data()
     env = args.env
     choice = sfp_env.validate(d, env)
     line, build = choice.line, choice.build
-    if args.boots < 1:
-        raise Refuse("-k needs a number of boots, 1 or more (see --help)")
-    if args.debug_boots < 0:
-        raise Refuse("-d needs a number of boots, 0 or more (see --help)")
-    if args.jobs < 0:
-        raise Refuse("-j needs a number of boots at once, 1 or more (see --help)")
-    wt = build / "tree"
-    mdir = ROOT / "tests" / "mutants" / line
-    out = build / "mutate"
+    for bad, what in ((args.boots < 1, "-k needs a number of boots, 1 or more"),
+                      (args.debug_boots < 0, "-d needs a number of boots, 0 or more"),
+                      (args.jobs < 0, "-j needs a number of boots at once, 1 or more")):
+        if bad:
+            raise Refuse(f"{what} (see --help)")
+    wt, mdir, out = build / "tree", ROOT / "tests" / "mutants" / line, build / "mutate"
     if args.generated:
         if args.into:
             raise Refuse("--into takes the hand-written set's rows, not --generated's")
@@ -41,16 +44,15 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         if not args.from_logs:
             muts = sfp_mutgen.write_set(wt, sfp_mutgen.changed_lines(wt), mdir)
             say(f"{len(muts)} generated mutants in {mdir} (index.tsv)")
-        gen = sorted(p.stem for p in mdir.glob("*.patch"))
-        names = args.variants or ["patched"] + gen
+        names = args.variants or ["patched"] + sorted(p.stem for p in mdir.glob("*.patch"))
     else:
         names = args.variants or (["patched"] + [m.stem for m in d.mutants(line)] + ["baseline"])
     if args.into and not (ROOT / args.into).is_file():
         raise Refuse(f"--into {args.into}: no such table in the repository (see --help)")
     for n in names:
+        p = mdir / f"{n}.patch"
         if n in ("patched", "baseline"):
             continue
-        p = mdir / f"{n}.patch"
         if not p.is_file():
             raise Refuse(f"unknown variant '{n}': no {p} (see --help)")
         if not sfp_mutate.variant(d, line, n, mdir).expect:
@@ -62,14 +64,12 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     (out / "selftests.patch").write_bytes(sfp_series.selftests_diff(wt))
 
     def run_of(n: str) -> sfp_run.RunRequest:
-        if n == "patched":
-            return sfp_run.RunRequest(ref="patched", choice=choice)
-        if n == "baseline":
-            return sfp_run.RunRequest(ref="baseline", patches=(str(out / "selftests.patch"),),
-                                      choice=choice)
-        return sfp_run.RunRequest(ref="patched", patches=(str(mdir / f"{n}.patch"),),
-                                  choice=choice)
+        patch = {"patched": (), "baseline": (str(out / "selftests.patch"),)}.get(
+            n, (str(mdir / f"{n}.patch"),))
+        return sfp_run.RunRequest(ref="baseline" if n == "baseline" else "patched",
+                                  patches=patch, choice=choice)
 
+    here = not args.from_logs and not args.jobs  # each variant built and booted in turn
     build_rc: dict[str, int] = {}
     if args.jobs and not args.from_logs:
         build_rc = _mutate_job_set(names, run_of, args.boots, args.debug_boots, args.jobs, out,
@@ -78,23 +78,22 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     for n in names:
         v = sfp_mutate.variant(d, line, n, mdir)
         t0 = time.monotonic()
-        print(f"==> variant {n}: {v.what} ({args.boots} boots)", file=sys.stderr, flush=True)
+        _note(f"==> variant {n}: {v.what} ({args.boots} boots)")
         run_rc = build_rc.get(n, 0)
-        run = run_of(n)
-        if not args.from_logs and not args.jobs:
-            run_rc = _repeat_into(out / f"{n}.repeat", dataclasses.replace(run, name="mutant"),
-                                  args.boots, out / n, env)
+        if here:
+            run_rc = _repeat_into(out / f"{n}.repeat",
+                                  dataclasses.replace(run_of(n), name="mutant"), args.boots,
+                                  out / n, env)
         verdict = sfp_mutate.judge_from_logs(d, line, n, args.boots, out, run_rc, mdir)
         debug = None
         if args.debug_boots:
-            if not args.from_logs and not args.jobs:
-                print(f"==> variant {n}: on the debug kernel ({args.debug_boots} boots)",
-                      file=sys.stderr, flush=True)
+            if here:
+                _note(f"==> variant {n}: on the debug kernel ({args.debug_boots} boots)")
                 _repeat_into(out / f"{n}.debug.repeat",
-                             dataclasses.replace(run, kind="lockdep", name="mutant-debug"),
+                             dataclasses.replace(run_of(n), kind="lockdep", name="mutant-debug"),
                              args.debug_boots, out / f"{n}.debug", env)
-            debug = sfp_mutate.judge_debug(v, [
-                sfp_results.read(out / f"{n}.debug" / str(b)) for b in range(1, args.debug_boots + 1)])
+            debug = sfp_mutate.judge_debug(v, [sfp_results.read(out / f"{n}.debug" / str(b))
+                                               for b in range(1, args.debug_boots + 1)])
             debugs.append(debug)
         verdict = sfp_mutate.with_debug(verdict, debug)
         for m in verdict.messages:
@@ -102,8 +101,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         if debug:
             say(f"{n}: debug kernel: {debug.verdict}: {debug.seen}")
         verdicts.append(verdict)
-        print(f"<== variant {n}: {v.what} ({args.boots} boots): "
-              f"{int(time.monotonic() - t0)}s", file=sys.stderr, flush=True)
+        _note(f"<== variant {n}: {v.what} ({args.boots} boots): {int(time.monotonic() - t0)}s")
     made_by = f"sfp mutate -k {args.boots}" + \
         (f" --debug-boots {args.debug_boots}" if args.debug_boots else "") + \
         (f" -j {args.jobs}" if args.jobs and not args.from_logs else "") + \
@@ -157,7 +155,7 @@ def _mutate_job_set(names: list[str], run_of, boots: int, debug_boots: int, work
         for suffix, name, k in sets:
             run = dataclasses.replace(run_of(n), kind="lockdep" if suffix else "", name=name)
             t0 = time.monotonic()
-            print(f"==> build {n}{suffix}", file=sys.stderr, flush=True)
+            _note(f"==> build {n}{suffix}")
             with open(out / f"{n}{suffix}.repeat", "w", encoding="utf-8") as f:
                 try:
                     images, _ = sfp_repeat.build_saved(run, out / f"{n}{suffix}", env)
@@ -172,23 +170,21 @@ def _mutate_job_set(names: list[str], run_of, boots: int, debug_boots: int, work
             if server:
                 runner.start(mine)
             jobs += mine
-            print(f"<== build {n}{suffix}: {int(time.monotonic() - t0)}s"
-                  + (f"; {k} jobs submitted" if server else ""), file=sys.stderr, flush=True)
+            _note(f"<== build {n}{suffix}: {int(time.monotonic() - t0)}s"
+                  + (f"; {k} jobs submitted" if server else ""))
     if server:
         how = "builds and boots overlapping, the LAVA server scheduling every job"
-        print(f"==> every build done; waiting for {len(jobs)} LAVA jobs", file=sys.stderr,
-              flush=True)
+        _note(f"==> every build done; waiting for {len(jobs)} LAVA jobs")
     else:
         how = f"{workers} at once"
-        print(f"==> {len(jobs)} boots as jobs, {workers} at once (backend {backend})",
-              file=sys.stderr, flush=True)
+        _note(f"==> {len(jobs)} boots as jobs, {workers} at once (backend {backend})")
         t_set = time.monotonic()
         runner.start(jobs)
     done = runner.results()
     wall = time.monotonic() - t_set
     table = sfp_repeat.jobs_table(done, workers, wall, how)
     (out / "jobs.tsv").write_text(table)
-    print(f"<== {len(jobs)} boots as jobs: {int(wall)}s", file=sys.stderr, flush=True)
+    _note(f"<== {len(jobs)} boots as jobs: {int(wall)}s")
     say(table.splitlines()[-1].lstrip("# ") + f"; per job: {out}/jobs.tsv")
     return build_rc
 
@@ -220,14 +216,10 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out) if args.out else choice.build / "mutants-gen"
     muts = sfp_mutgen.write_set(tree, sfp_mutgen.changed_lines(tree), out)
     bad = sfp_mutgen.check_applies(tree, out)
-    by_rule: dict[str, int] = {}
-    by_func: dict[str, int] = {}
-    for m in muts:
-        by_rule[m.rule] = by_rule.get(m.rule, 0) + 1
-        by_func[m.func] = by_func.get(m.func, 0) + 1
     print(f"{tree}: {len(muts)} mutants in {out}")
-    print("by rule: " + ", ".join(f"{k} {v}" for k, v in sorted(by_rule.items())))
-    print("by function: " + ", ".join(f"{k} {v}" for k, v in sorted(by_func.items())))
+    for what, counts in (("rule", Counter(m.rule for m in muts)),
+                         ("function", Counter(m.func for m in muts))):
+        print(f"by {what}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if bad:
         raise Fail(f"{len(bad)} generated mutants do not apply to {tree}: {', '.join(bad[:5])}")
     return 0
@@ -256,8 +248,8 @@ Needs a prepared work tree (make prepare)."""))
                         "earlier run saved under $BUILD/LINE/mutate/NAME/N/")
     p.add_argument("--debug-boots", type=int, default=0, metavar="N",
                    help="also boot each variant N times on the debug kernel (kind 'lockdep': "
-                        "debug.config's lockdep and KASAN, panic_on_warn); its own table; a mutant whose "
-                        "third line is 'kernel: debug' is judged there (default 0; "
+                        "debug.config's lockdep and KASAN, panic_on_warn); its own table; a "
+                        "mutant whose third line is 'kernel: debug' is judged there (default 0; "
                         "make mutate: MUTATE_DEBUG_BOOTS=1)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="J",
                    help="a job set: build every variant in turn, then boot them J at once "
