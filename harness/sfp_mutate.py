@@ -63,20 +63,16 @@ def variant(data: Data, line: str, name: str, mutants: pathlib.Path | None = Non
                    got.get("splat", ""))
 
 
-@dataclasses.dataclass(frozen=True)
-class Expected:
+def expected_failures(expect: list[str],
+                      res: Result) -> tuple[list[str], list[str], list[str]]:
     """One boot held against the failures it must give (make mutate's
-    variants, make stress's baseline): the one place that rule lives."""
-    missed: list[str]      # expected to fail, but passed
-    unmet: list[str]       # expected to fail, skipped for an unmet precondition: no verdict
-    unexpected: list[str]  # failed, but not expected to
-
-
-def expected_failures(expect: list[str], res: Result) -> Expected:
+    variants, make stress's baseline), the one place that rule lives: the
+    expected that passed, those skipped for an unmet precondition (no
+    verdict), and the failures not expected."""
     failed, skipped, want = set(res.failed), set(res.precondition_skips), set(expect)
-    return Expected(missed=[e for e in expect if e not in failed and e not in skipped],
-                    unmet=[e for e in expect if e not in failed and e in skipped],
-                    unexpected=[f for f in res.failed if f not in want])
+    return ([e for e in expect if e not in failed and e not in skipped],
+            [e for e in expect if e not in failed and e in skipped],
+            [f for f in res.failed if f not in want])
 
 
 def baseline_expect(data: Data, also: list[str] | tuple[str, ...] = ()) -> list[str]:
@@ -90,15 +86,15 @@ def baseline_expect(data: Data, also: list[str] | tuple[str, ...] = ()) -> list[
 def baseline_verdict(expect: list[str], res: Result) -> tuple[bool, str]:
     """make stress's baseline boot: exactly the expected failures (an unmet
     one is no verdict)."""
-    e = expected_failures(expect, res)
+    missed, unmet, unexpected = expected_failures(expect, res)
 
     def items(xs: list[str]) -> str:
         return "".join(x + ";" for x in xs)
-    line = (f"baseline: unexpected failures: {items(e.unexpected) or 'none'}; "
-            f"expected failures that passed: {items(e.missed) or 'none'}")
-    if e.unmet:
-        line += f"; no verdict (precondition not met): {items(e.unmet)}"
-    return not e.missed and not e.unexpected, line
+    line = (f"baseline: unexpected failures: {items(unexpected) or 'none'}; "
+            f"expected failures that passed: {items(missed) or 'none'}")
+    if unmet:
+        line += f"; no verdict (precondition not met): {items(unmet)}"
+    return not missed and not unexpected, line
 
 
 def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Path,
@@ -122,11 +118,8 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
         failed = sorted(res.failed)
         nfail.update(failed)
         passed += not failed
-        if v.expect == "any":
-            every, skip = bool(failed), []
-        else:
-            e = expected_failures(v.expect.split(), res)
-            every, skip = not e.missed, e.unmet
+        missed, skip, _ = expected_failures([] if v.expect == "any" else v.expect.split(), res)
+        every = bool(failed) if v.expect == "any" else not missed
         if every and skip:
             unmet += 1
             unmet_cases += skip
