@@ -10,15 +10,13 @@ from harness.cli.common import data, doc, say, _int_arg
 
 
 def cmd_kunit(args: argparse.Namespace) -> int:
-    d = data()
-    env = args.env
+    d, env = data(), args.env
     choice = sfp_env.select_line(d, env)
     if args.mutants:
         return sfp_kunit.mutants(d, choice.build, args.arch, args.vcpus, env, say,
                                  choice.patches, args.mutants, choice.line)
     return sfp_kunit.run(d, choice.build, args.arch, args.vcpus, env, say, stock=args.stock,
-                         runs=args.runs,
-                         patches=choice.patches)
+                         runs=args.runs, patches=choice.patches)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
