@@ -13,25 +13,22 @@ lb_count (written when a newly-idle balance starts there) and lb_gained
 
 with the kernel call chain innermost first. Since v6.10 the indicator is
 stored only when its value changes (set_rd_overloaded()), so every write
-flips it: from its value when the watch started, the writes in time order
-give its value at every moment, and each 0 -> 1 write is a *set*, made
-either by add_nr_running() in a scheduling class's enqueue (a runqueue
-reached two tasks) or by the root-level pass of a balance (it found a CPU
-with more than one task). Each newly-idle balance (an lb_count write) is
-attributed to the last set before it, and counts as pulled if its CPU
-wrote lb_gained before its next balance. A balance that starts after
-the replay saw that set cleared is still the set's (its gate read the
-indicator before another CPU's root-level pass cleared it, or the
-per-CPU clocks ordered the two writes so) and is counted apart.
+flips it, and the writes in time order give its value at every moment;
+each 0 -> 1 write is a *set*, by add_nr_running() in an enqueue (a
+runqueue reached two tasks) or by a balance's root-level pass. Each
+newly-idle balance is attributed to the last set before it, and counts
+as pulled if its CPU wrote lb_gained before its next balance; one that
+starts after the replay saw that set cleared is still the set's (its gate
+read the indicator before another CPU's root-level pass cleared it, or
+the per-CPU clocks ordered the two writes so) and is counted apart.
 
-By the specification every balance after a set is asked for: a CPU did
-hold two tasks. A balance with no set before it since the watch began
-is *unexplained* (a wrong implementation, or a set the watch missed:
-one made between reading the indicator's value and arming the
-watchpoints shows as unexplained balances at the watch's very start,
-so the latest one's time from the first write is kept);
-writes that cannot have flipped the replayed value (an enqueue's store
-read as a clear) are counted as out of order.
+By the specification a balance after a set is asked for (a CPU did hold
+two tasks); one with no set before it since the watch began is
+*unexplained* (a wrong implementation, or a set the watch missed: one
+made between reading the indicator and arming the watchpoints shows as
+unexplained balances at the watch's very start, so the latest one's time
+from the first write is kept); a write that cannot have flipped the
+replayed value (an enqueue's store read as a clear) is out of order.
 """
 from __future__ import annotations
 
