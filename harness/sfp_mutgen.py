@@ -100,32 +100,27 @@ class Mutant:
         return f"{self.rule}-{self.func}-{self.line}-{h}"
 
 
-def _body_start(lines: list[str], i: int) -> int:
-    """The line of the '{' that opens the body of a definition starting
-    at line I: at the end of a line before any ';', within 12 lines; -1
-    when there is none (a declaration, or a body on one line)."""
-    for j in range(i, min(len(lines), i + 12)):
-        ln = _code(lines[j]).rstrip()
-        if ";" in ln or (j > i and re.match(r"^\w", ln) and not ln.startswith("__")) or \
-                ("{" in ln and "}" in ln):
-            return -1
-        if ln.endswith("{"):
-            return j
-    return -1
-
-
 def functions(text: str) -> list[tuple[str, int, int]]:
     """(name, first line, last line) of each function definition: a line
     at column 0 with a '(' and no ';', whose body opens with a '{' at the
-    end of a line before any ';' and ends at the next '}' at column 0. A
-    definition on one line ('{ }') has no lines to mutate."""
+    end of a line before any ';' (within 12 lines) and ends at the next
+    '}' at column 0. A definition on one line ('{ }') has no lines to
+    mutate."""
     out = []
     lines = text.splitlines()
     i = 0
     while i < len(lines):
         m = _FUNC_START.match(lines[i])
-        body = _body_start(lines, i) if m and not lines[i].startswith(("#", "typedef ")) \
-            and "=" not in lines[i].split("(")[0] else -1
+        body = -1
+        if m and not lines[i].startswith(("#", "typedef ")) and "=" not in lines[i].split("(")[0]:
+            for j in range(i, min(len(lines), i + 12)):
+                ln = _code(lines[j]).rstrip()
+                if ";" in ln or (j > i and re.match(r"^\w", ln) and not ln.startswith("__")) or \
+                        ("{" in ln and "}" in ln):
+                    break
+                if ln.endswith("{"):
+                    body = j
+                    break
         if m is None or body < 0:
             i += 1
             continue
