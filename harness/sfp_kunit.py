@@ -239,11 +239,10 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
             say: Callable[[str], None], patches: pathlib.Path, names: list[str],
             line: str) -> int:
     """Each mutant of tests/mutants/LINE/ (NAMES, or 'all') applied in turn
-    to the stock worktree (the source as given + the upstream tier's
-    patch) and kunit.py run once: which mutants make an upstream-tier case
-    fail. The table goes to stdout and $BUILD/LINE/kunit/mutants-ARCH.md,
-    a record to mutants-ARCH.record.json. 0 when every mutant was judged
-    (built and ran, or did not build), 1 otherwise."""
+    to the stock worktree and kunit.py run once: which make an upstream-tier
+    case fail. The table to stdout and $BUILD/LINE/kunit/mutants-ARCH.md, a
+    record to mutants-ARCH.record.json; 0, as every mutant is judged (it
+    built and ran, or it did not build)."""
     avail = [f.stem for f in data.mutants(line)]
     names = avail if names == ["all"] else names
     for n in names:

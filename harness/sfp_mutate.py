@@ -348,9 +348,8 @@ def table(data: Data, line: str, verdicts: list[Verdict], made_by: str,
 
 
 def _md_table(lines: list[str], head: str, need: bool = True) -> tuple[int, int]:
-    """The [start, end) line range of the first table whose header starts
-    with HEAD (the header and separator included); (0, 0) if there is none
-    and it is not NEED-ed."""
+    """The [start, end) lines of the first table whose header starts with
+    HEAD, header and separator included; (0, 0) for none unless NEED."""
     for i, ln in enumerate(lines):
         if ln.startswith(head):
             j = i + 2
@@ -367,9 +366,8 @@ def _cells(row: str) -> list[str]:
 
 
 def _merge_rows(old: list[str], new: list[str]) -> list[str]:
-    """Rows of a variant-keyed table: the new replace the old of the same
-    variant or join them (the control first, mutants in name order,
-    baseline last)."""
+    """A variant table's OLD rows with NEW's, replaced or added (the control
+    first, mutants in name order, baseline last)."""
     rows = {_cells(r)[0]: r for r in old + new}
     return [rows[n] for n in sorted(rows, key=lambda n: ({"patched": 0, "baseline": 2}.get(n, 1),
                                                           n))]
@@ -411,12 +409,11 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
     for r in new[ncs + 2:nce]:
         case, by = _cells(r)[:2]
         got = set() if by.lower().startswith("none") else set(by.split())
-        if case in catchers:
-            have, reason = catchers[case]
-            catchers[case] = (have | got, reason or (by if not got else ""))
-        else:
-            catchers[case] = (got, by if not got else "")
+        if case not in catchers:
+            catchers[case] = (set(), "")
             order.insert(order.index(prev) + 1 if prev in order else len(order), case)
+        have, reason = catchers[case]
+        catchers[case] = (have | got, reason or (by if not got else ""))
         prev = case
     ctable = rest[cs:cs + 2]
     for case in order:
