@@ -46,16 +46,11 @@ import sys
 import time
 from typing import Callable
 
-from harness import sfp_env
-from harness import sfp_mutate
-from harness import sfp_series
-
+from harness import sfp_env, sfp_errors, sfp_mutate, sfp_series
 from harness.sfp_data import Data
-from harness import sfp_errors
 
-# The Debian package of each program an architecture's record names.
-PACKAGES = {"python3": "python3", "ccache": "ccache", "qemu-system-x86_64": "qemu-system-x86",
-            "qemu-system-aarch64": "qemu-system-arm",
+# The Debian package of a program an architecture's record names, if not the same.
+PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "qemu-system-aarch64": "qemu-system-arm",
             "aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu"}
 
 

@@ -283,10 +283,8 @@ def places(tree: pathlib.Path, changed: dict[str, set[int]]) -> \
 
 @functools.lru_cache(maxsize=8)
 def _texts(tree: pathlib.Path) -> dict[str, str]:
-    """kernel/sched/*.[ch] as 'patched' has them (the line numbers of
-    changed_lines() are patched's, whatever the tree has checked out);
-    read once per tree in a process (places, generate and write_set all
-    need them)."""
+    """kernel/sched/*.[ch] as 'patched' has them, whatever is checked out
+    (changed_lines() numbers patched's lines); read once per tree."""
     ls = subprocess.run(["git", "-C", str(tree), "ls-tree", "--name-only", "patched",
                          "kernel/sched/"], capture_output=True, text=True, check=False)
     if ls.returncode:

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections import Counter
 import pathlib
 import sys
 import time
+from collections import Counter
 
-from harness import sfp_env
-from harness import sfp_mutate
-from harness import sfp_mutgen
-from harness import sfp_repeat
-from harness import sfp_results
-from harness import sfp_run
-from harness import sfp_series
+from harness import (sfp_env, sfp_mutate, sfp_mutgen, sfp_repeat, sfp_results, sfp_run,
+                     sfp_series)
 from harness.cli.common import PROG, ROOT, Fail, Refuse, data, doc, say
 
 
@@ -25,8 +20,7 @@ def _note(msg: str) -> None:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
-    d = data()
-    env = args.env
+    d, env = data(), args.env
     choice = sfp_env.validate(d, env)
     line, build = choice.line, choice.build
     for bad, what in ((args.boots < 1, "-k needs a number of boots, 1 or more"),
@@ -205,8 +199,7 @@ def _repeat_into(log: pathlib.Path, req: sfp_run.RunRequest, boots: int, out: pa
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    d = data()
-    env = args.env
+    d, env = data(), args.env
     choice = sfp_env.validate(d, env)
     tree = pathlib.Path(args.tree) if args.tree else choice.build / "tree"
     if not (tree / ".git").exists():
