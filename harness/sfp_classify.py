@@ -142,9 +142,7 @@ def parse(lines: Iterable[str], wl: str) -> tuple[Watch | None, list[Write]]:
             if m:
                 writes.append(Write(int(m[1]), float(m[2]), m[3], int(m[4], 16),
                                     tuple(f for f in m[5].split("<") if f)))
-    if ind is None:
-        return None, writes
-    return Watch(ind, value0, count, gained), writes
+    return (None if ind is None else Watch(ind, value0, count, gained)), writes
 
 
 def _first(frames: Iterable[str], table: tuple[tuple[str, re.Pattern[str]], ...],

@@ -182,29 +182,27 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
         return []
     code = _code(line)
     out: list[tuple[str, str, str]] = []
+
+    def at(m: re.Match[str], new: str, group: int = 0) -> str:
+        return code[:m.start(group)] + new + code[m.end(group):]
     for m in _RELOP.finditer(code):
         if code[max(0, m.start() - 1)] == "-" or "#include" in code:
             continue
         ptr = re.match(r"\s*(&|NULL\b)", code[m.end():]) is not None
-        for op in ("==", "!=") if ptr else RELOPS:
-            if op != m.group(1):
-                out.append(("ror", code[:m.start()] + op + code[m.end():],
-                            f"'{m.group(1)}' became '{op}'"))
+        out += [("ror", at(m, op), f"'{m.group(1)}' became '{op}'")
+                for op in (("==", "!=") if ptr else RELOPS) if op != m.group(1)]
     for m in re.finditer(r"&&|\|\|", code):
         other = "||" if m.group() == "&&" else "&&"
-        out.append(("lcr", code[:m.start()] + other + code[m.end():],
-                    f"'{m.group()}' became '{other}'"))
-    for m in re.finditer(r"!(?!=)", code):
-        out.append(("neg", code[:m.start()] + code[m.end():], "a '!' dropped"))
+        out.append(("lcr", at(m, other), f"'{m.group()}' became '{other}'"))
+    out += [("neg", at(m, ""), "a '!' dropped") for m in re.finditer(r"!(?!=)", code)]
     cond = _IF.match(code)
     if cond:
         out.append(("neg", f"{cond.group(1)}(!({cond.group(2)})){cond.group(3)}",
                     "the if negated"))
     for m in _INT.finditer(code if not re.match(r"^\s*case\b", code) else ""):
         n = int(m.group(1))
-        for d in (1, -1) if n else (1,):  # no negative constant
-            out.append(("const", code[:m.start()] + str(n + d) + code[m.end():],
-                        f"{n} became {n + d}"))
+        out += [("const", at(m, str(n + d)), f"{n} became {n + d}")
+                for d in ((1, -1) if n else (1,))]  # no negative constant
     if _CALL_STMT.match(code) and code.count("(") == code.count(")") and \
             not re.match(r"^\s*(if|while|for|switch|return)\b", code):
         out.append(("drop", re.sub(r"\S.*$", ";", code), "the call dropped"))
@@ -214,16 +212,15 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
     for m in _MEMBER.finditer(code):
         # VAR->FIELD with VAR declared 'struct S *VAR' in the function
         struct = (types or {}).get(m.group(1), "")
-        for nb in fields.get((struct, m.group(3)), []):
-            out.append(("field", code[:m.start(3)] + nb + code[m.end(3):],
-                        f"{struct}.{m.group(3)} became {nb}"))
+        out += [("field", at(m, nb, 3), f"{struct}.{m.group(3)} became {nb}")
+                for nb in fields.get((struct, m.group(3)), [])]
     for v in rq_vars:
         for m in re.finditer(rf"\b{re.escape(v)}\b", code):
             if code[max(0, m.start() - 2):m.start()] in ("->", ".") or \
                     re.search(r"struct rq\s*\*\s*$", code[:m.start()]):
                 continue
-            out += [("rq", code[:m.start()] + other + code[m.end():],
-                     f"runqueue {v} became {other}") for other in rq_vars if other != v]
+            out += [("rq", at(m, other), f"runqueue {v} became {other}")
+                    for other in rq_vars if other != v]
     first: dict[str, tuple[str, str, str]] = {}
     for mut in out:
         first.setdefault(mut[1], mut)
