@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The project's facts (sfp.toml) as typed records, checked when loaded.
-
-Every kernel line, kind of kernel, guest topology and architecture is one
-record here, and so is what each run must fail. A record that names a
-file that is not there, a topology whose shape does not add up, a key
-nobody reads: load() refuses the file with one line naming the record.
-"""
+"""The project's facts (sfp.toml) as typed records: kernel lines, kinds,
+topologies, architectures and what each run must fail. load() refuses a
+record naming a missing file, a topology that does not add up or a key
+nobody reads, in one line naming the record."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import pathlib
 import re
 import tomllib
+from typing import Any
+
 from harness import sfp_errors
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -116,6 +116,8 @@ class Data:
     # why a line of a mechanism's function, or a call site, runs in no
     # coverage boot: "FUNCTION: code" -> reason (sfp coverage)
     coverage_unrun: dict[str, str] = dataclasses.field(default_factory=dict)
+    prose: tuple[dict, ...] = ()  # [[prose]]: counts quoted in docs (sfp prose)
+    prose_watch: tuple[str, ...] = ()  # the files where any count must be quoted
 
     def line(self, name: str) -> Line:
         if name not in self.lines:
@@ -148,59 +150,51 @@ class Data:
         k = self.kind(kind) if kind else None
         t = self.topology(topology) if topology else None
         if t and t.nodes and not (k and k.numa):
+            numa = ", ".join(n for n, v in self.kinds.items() if v.numa)
             raise DataError(
                 f"topology {t.name} has {len(t.nodes)} NUMA nodes, but kernel kind "
                 f"'{k.name if k else 'main'}' is built without kernel-config/numa.config: "
-                f"choose a kind that has it ({', '.join(n for n, v in self.kinds.items() if v.numa)})")
+                f"choose a kind that has it ({numa})")
 
 
 _CPUS = re.compile(r"^(\d+)(?:-(\d+))?$")
 _SMP = re.compile(r"^(\d+)(?:,sockets=(\d+),cores=(\d+),threads=(\d+))?$")
 _CASE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_.]+$")
-_CONFIG = re.compile(r"^[A-Z0-9_]+$")
+_OPTION = re.compile(r"^(?!CONFIG_)[A-Z0-9_]+$")  # an option's name, without CONFIG_
+_CASE_REASON = 'suite.case = "reason"'
 
 
-def _table(where: str, value: object, required: dict[str, type], optional: dict[str, type]) -> dict:
+def _table(where: str, value: object, required: dict[str, type],
+           optional: dict[str, type] | None = None) -> dict[str, Any]:
+    """VALUE, a table with the REQUIRED keys and some OPTIONAL ones, each of
+    its type; tuple stands for a list of strings, which becomes a tuple."""
+    known = required | (optional or {})
     if not isinstance(value, dict):
         raise DataError(f"{where}: a table is wanted, not {value!r}")
     for key in value:
-        if key not in required and key not in optional:
-            raise DataError(f"{where}: unknown key '{key}' (known: "
-                            f"{', '.join(list(required) + list(optional))})")
-    for key, typ in required.items():
+        if key not in known:
+            raise DataError(f"{where}: unknown key '{key}' (known: {', '.join(known)})")
+    for key in required:
         if key not in value:
             raise DataError(f"{where}: '{key}' is missing")
-    for key, typ in (required | optional).items():
-        if key in value and not isinstance(value[key], typ):
-            raise DataError(f"{where}.{key}: {typ.__name__} wanted, not {value[key]!r}")
-    return value
+    for key, typ in known.items():
+        want = list if typ is tuple else typ
+        if key in value and not isinstance(value[key], want):
+            raise DataError(f"{where}.{key}: {want.__name__} wanted, not {value[key]!r}")
+    out = dict(value)
+    for key, typ in known.items():
+        if typ is tuple and key in value:
+            if not all(isinstance(v, str) for v in value[key]):
+                raise DataError(f"{where}.{key}: a list of strings is wanted")
+            out[key] = tuple(value[key])
+    return out
 
 
-def _strings(where: str, value: list) -> tuple[str, ...]:
-    if not all(isinstance(v, str) for v in value):
-        raise DataError(f"{where}: a list of strings is wanted")
-    return tuple(value)
-
-
-def _reasons(where: str, value: dict) -> tuple[tuple[str, str], ...]:
-    for case, why in value.items():
-        if not _CASE.match(case) or not isinstance(why, str) or not why:
-            raise DataError(f"{where}: '{case}' must be suite.case = \"reason\"")
-    return tuple(value.items())
-
-
-def _unrun(value: dict) -> dict[str, str]:
-    for key, why in value.items():
-        if not re.match(r"^\w+: \S", key) or not isinstance(why, str) or not why:
-            raise DataError(f"coverage_unrun: '{key}' must be \"FUNCTION: code\" = \"reason\"")
-    return dict(value)
-
-
-def _option_reasons(where: str, value: dict) -> dict[str, str]:
-    for sym, why in value.items():
-        if not _CONFIG.match(sym) or sym.startswith("CONFIG_") or not isinstance(why, str) \
-                or not why:
-            raise DataError(f"{where}: '{sym}' must be OPTION = \"reason\" (without CONFIG_)")
+def _reasons(where: str, value: dict, key: re.Pattern, form: str) -> dict[str, str]:
+    """VALUE, a table of KEY = "reason"; FORM says so in the refusal."""
+    for k, why in value.items():
+        if not key.match(k) or not isinstance(why, str) or not why:
+            raise DataError(f"{where}: '{k}' must be {form}")
     return dict(value)
 
 
@@ -219,10 +213,54 @@ def _check_topology(t: Topology) -> None:
         r = _CPUS.match(cpus)
         if not r:
             raise DataError(f"{where}.nodes: '{cpus}' is not a CPU or a range A-B")
-        lo, hi = int(r.group(1)), int(r.group(2) or r.group(1))
-        seen += range(lo, hi + 1)
+        seen += range(int(r.group(1)), int(r.group(2) or r.group(1)) + 1)
     if t.nodes and sorted(seen) != list(range(n)):
         raise DataError(f"{where}.nodes: the nodes must hold each of CPUs 0-{n - 1} once")
+
+
+def _line(root: pathlib.Path, name: str, v: object) -> Line:
+    where = f"lines.{name}"
+    if not re.match(r"^\d+\.\d+$", name):
+        raise DataError(f"{where}: a line is named X.Y")
+    v = _table(where, v, {"known_good": str, "config_absent": tuple, "kunit_header": str,
+                          "mutation_table": str},
+               {"debian_package": str, "no_catcher": dict, "no_icount": str,
+                "distro_config": str, "distro_differs": dict})
+    v["no_catcher"] = tuple(_reasons(f"{where}.no_catcher", v.get("no_catcher", {}), _CASE,
+                                     _CASE_REASON).items())
+    v["distro_differs"] = _reasons(f"{where}.distro_differs", v.get("distro_differs", {}),
+                                   _OPTION, 'OPTION = "reason" (without CONFIG_)')
+    line = Line(name=name, **v)
+    if line.distro_config and not re.match(r"^[a-z0-9.+-]+:[^/]+$", line.distro_config):
+        raise DataError(f"{where}.distro_config: '{line.distro_config}' is not "
+                        "PACKAGE:FILE (a file of /usr/src/PACKAGE/)")
+    for sym in line.config_absent:
+        if not _OPTION.match(sym):
+            raise DataError(f"{where}.config_absent: '{sym}' is not an option name "
+                            "(without CONFIG_)")
+    for what, rel in (("series", f"patches/{name}/series"),
+                      ("kunit_header", f"kunit/fair_kunit-{line.kunit_header}.h"),
+                      ("mutation_table", line.mutation_table),
+                      ("mutants", f"tests/mutants/{name}")):
+        if not (root / rel).exists():
+            raise DataError(f"{where}.{what}: {rel} does not exist")
+    return line
+
+
+def _kind(root: pathlib.Path, name: str, v: object) -> Kind:
+    where = f"kinds.{name}"
+    kind = Kind(name=name, **_table(where, v, {"default_fragments": bool, "fragments": tuple,
+                                               "patches": tuple, "append": str},
+                                    {"distro": bool}))
+    if not kind.default_fragments and not kind.fragments:
+        raise DataError(f"{where}: no config at all (default_fragments false, no fragments)")
+    for frag in kind.fragments:
+        if not (root / "kernel-config" / frag).is_file():
+            raise DataError(f"{where}.fragments: kernel-config/{frag} does not exist")
+    for p in kind.patches:
+        if not (root / p).is_file():
+            raise DataError(f"{where}.patches: {p} does not exist")
+    return kind
 
 
 def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Data:
@@ -242,105 +280,47 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
         _table(f"prose[{i}]", cl, {"file": str, "says": str}, {"equal": list})
         if not (root / cl["file"]).is_file():
             raise DataError(f"prose[{i}].file: {cl['file']} does not exist")
-    if "prose_watch" in raw:
-        _table("prose_watch", raw["prose_watch"], {"files": list}, {})
-        for f in _strings("prose_watch.files", raw["prose_watch"]["files"]):
-            if not (root / f).is_file():
-                raise DataError(f"prose_watch.files: {f} does not exist")
+    watch = _table("prose_watch", raw.get("prose_watch", {"files": []}), {"files": tuple})
+    for f in watch["files"]:
+        if not (root / f).is_file():
+            raise DataError(f"prose_watch.files: {f} does not exist")
 
-    lines = {}
-    for name, v in raw["lines"].items():
-        where = f"lines.{name}"
-        if not re.match(r"^\d+\.\d+$", name):
-            raise DataError(f"{where}: a line is named X.Y")
-        _table(where, v, {"known_good": str, "config_absent": list, "kunit_header": str,
-                          "mutation_table": str},
-               {"debian_package": str, "no_catcher": dict, "no_icount": str,
-                "distro_config": str, "distro_differs": dict})
-        line = Line(name=name, known_good=v["known_good"],
-                    config_absent=_strings(f"{where}.config_absent", v["config_absent"]),
-                    kunit_header=v["kunit_header"], mutation_table=v["mutation_table"],
-                    debian_package=v.get("debian_package", ""),
-                    no_catcher=_reasons(f"{where}.no_catcher", v.get("no_catcher", {})),
-                    no_icount=v.get("no_icount", ""),
-                    distro_config=v.get("distro_config", ""),
-                    distro_differs=_option_reasons(f"{where}.distro_differs",
-                                                   v.get("distro_differs", {})))
-        if line.distro_config and not re.match(r"^[a-z0-9.+-]+:[^/]+$", line.distro_config):
-            raise DataError(f"{where}.distro_config: '{line.distro_config}' is not "
-                            "PACKAGE:FILE (a file of /usr/src/PACKAGE/)")
-        for sym in line.config_absent:
-            if not _CONFIG.match(sym) or sym.startswith("CONFIG_"):
-                raise DataError(f"{where}.config_absent: '{sym}' is not an option name "
-                                "(without CONFIG_)")
-        for what, rel in (("series", f"patches/{name}/series"),
-                          ("kunit_header", f"kunit/fair_kunit-{line.kunit_header}.h"),
-                          ("mutation_table", line.mutation_table),
-                          ("mutants", f"tests/mutants/{name}")):
-            if not (root / rel).exists():
-                raise DataError(f"{where}.{what}: {rel} does not exist")
-        lines[name] = line
+    lines = {name: _line(root, name, v) for name, v in raw["lines"].items()}
     if raw["default_line"] not in lines:
         raise DataError(f"default_line: '{raw['default_line']}' is not one of the lines")
-
-    kinds = {}
-    for name, v in raw["kinds"].items():
-        where = f"kinds.{name}"
-        _table(where, v, {"default_fragments": bool, "fragments": list, "patches": list,
-                          "append": str}, {"distro": bool})
-        kind = Kind(name=name, default_fragments=v["default_fragments"],
-                    fragments=_strings(f"{where}.fragments", v["fragments"]),
-                    patches=_strings(f"{where}.patches", v["patches"]), append=v["append"],
-                    distro=v.get("distro", False))
-        if not kind.default_fragments and not kind.fragments:
-            raise DataError(f"{where}: no config at all (default_fragments false, no fragments)")
-        for frag in kind.fragments:
-            if not (root / "kernel-config" / frag).is_file():
-                raise DataError(f"{where}.fragments: kernel-config/{frag} does not exist")
-        for p in kind.patches:
-            if not (root / p).is_file():
-                raise DataError(f"{where}.patches: {p} does not exist")
-        kinds[name] = kind
+    kinds = {name: _kind(root, name, v) for name, v in raw["kinds"].items()}
     if "main" not in kinds:
         raise DataError("kinds: there must be a kind 'main' (the main job's kernel)")
-
     topologies = {}
     for name, v in raw["topologies"].items():
-        _table(f"topologies.{name}", v, {"smp": str, "nodes": list, "levels": str}, {})
-        t = Topology(name=name, smp=v["smp"], nodes=_strings(f"topologies.{name}.nodes",
-                                                               v["nodes"]), levels=v["levels"])
-        _check_topology(t)
-        topologies[name] = t
-
-    archs = {}
-    for name, v in raw["archs"].items():
-        _table(f"archs.{name}", v, {"qemu": str, "image": str, "cross": str, "boots": bool}, {})
-        archs[name] = Arch(name=name, **v)
+        topologies[name] = Topology(name=name, **_table(
+            f"topologies.{name}", v, {"smp": str, "nodes": tuple, "levels": str}))
+        _check_topology(topologies[name])
+    archs = {name: Arch(name=name, **_table(f"archs.{name}", v, {"qemu": str, "image": str,
+                                                                 "cross": str, "boots": bool}))
+             for name, v in raw["archs"].items()}
     if not any(a.boots for a in archs.values()):
         raise DataError("archs: no architecture boots the main job")
 
-    exp = _table("expect", raw["expect"], {"baseline_fails": list, "no_catcher": dict}, {})
-    baseline = _strings("expect.baseline_fails", exp["baseline_fails"])
-    for case in baseline:
+    exp = _table("expect", raw["expect"], {"baseline_fails": tuple, "no_catcher": dict})
+    for case in exp["baseline_fails"]:
         if not _CASE.match(case):
             raise DataError(f"expect.baseline_fails: '{case}' is not suite.case")
-    common = _reasons("expect.no_catcher", exp["no_catcher"])
+    common = _reasons("expect.no_catcher", exp["no_catcher"], _CASE, _CASE_REASON)
     for line in lines.values():
         for case, _ in line.no_catcher:
-            if case in dict(common):
+            if case in common:
                 raise DataError(f"lines.{line.name}.no_catcher: '{case}' already has a "
                                 "reason in expect.no_catcher")
+    unrun = _reasons("coverage_unrun", raw.get("coverage_unrun", {}), re.compile(r"^\w+: \S"),
+                     '"FUNCTION: code" = "reason"')
     return Data(default_line=raw["default_line"], lines=lines, kinds=kinds,
-                topologies=topologies, archs=archs, baseline_fails=baseline,
-                no_catcher=common, root=root,
-                coverage_unrun=_unrun(raw.get("coverage_unrun", {})))
+                topologies=topologies, archs=archs, baseline_fails=exp["baseline_fails"],
+                no_catcher=tuple(common.items()), root=root, coverage_unrun=unrun,
+                prose=tuple(raw.get("prose", [])), prose_watch=watch["files"])
 
 
 def file_sha256(path: pathlib.Path) -> str:
-    """The SHA-256 of a file's content, read a MiB at a time."""
-    import hashlib  # pylint: disable=import-outside-toplevel
-    h = hashlib.sha256()
+    """The SHA-256 of a file's content."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()

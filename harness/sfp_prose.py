@@ -26,6 +26,7 @@ words such as LINE stand for any name), every relative link, every
 from __future__ import annotations
 
 import glob
+import itertools
 import pathlib
 import re
 import subprocess
@@ -72,13 +73,6 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
     return suites
 
 
-def kselftest_cases(data: Data) -> dict[str, int]:
-    out = {}
-    for c in sorted((data.root / "selftests").glob("*.c")):
-        out[c.stem] = len(re.findall(r"^TEST_F\(", c.read_text(), re.M))
-    return out
-
-
 def caught_in_table(data: Data, line: str) -> int:
     """Mutants the line's committed table shows caught in every boot: the
     rows of its first table (the current one) other than the control and
@@ -87,17 +81,10 @@ def caught_in_table(data: Data, line: str) -> int:
     start = text.find("| variant |")
     if start < 0:
         return 0
-    n = 0
-    for ln in text[start:].splitlines()[2:]:
-        if not ln.startswith("|"):
-            break
-        cells = [c.strip() for c in ln.strip("|").split("|")]
-        if cells[0] in ("patched", "baseline"):
-            continue
-        m = re.match(r"caught (\d+)/(\d+)$", cells[-1])
-        if m and m.group(1) == m.group(2):
-            n += 1
-    return n
+    rows = itertools.takewhile(lambda ln: ln.startswith("|"), text[start:].splitlines()[2:])
+    cells = ([c.strip() for c in ln.strip("|").split("|")] for ln in rows)
+    return sum(1 for c in cells if c[0] not in ("patched", "baseline")
+               and re.match(r"caught (\d+)/\1$", c[-1]))
 
 
 def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
@@ -115,16 +102,13 @@ def same_windows(data: Data) -> dict[str, int]:
     """For every ordered pair of runs in docs/bench/cost/ and in
     docs/bench/exact/: the workload windows both have (both_windows:DIR:A:B)
     and those identical in every column (same_windows:DIR:A:B)."""
-    out = {}
+    out: dict[str, int] = {}
     for sub in ("cost", "exact"):
         runs = {tsv.parent.name: sfp_cost.windows(sfp_cost.cost_rows(tsv)) for tsv in
                 sorted((data.root / "docs" / "bench" / sub).glob("*/cost.tsv"))}
-        for a, wa in runs.items():
-            for b, wb in runs.items():
-                if a != b:
-                    both, same = sfp_cost.compare(wa, wb)
-                    out[f"both_windows:{sub}:{a}:{b}"] = both
-                    out[f"same_windows:{sub}:{a}:{b}"] = same
+        for (a, wa), (b, wb) in itertools.permutations(runs.items(), 2):
+            both, same = sfp_cost.compare(wa, wb)
+            out |= {f"both_windows:{sub}:{a}:{b}": both, f"same_windows:{sub}:{a}:{b}": same}
     return out
 
 
@@ -148,25 +132,22 @@ def classify_sums(data: Data) -> dict[str, int]:
 
 
 def counters(data: Data) -> dict[str, int]:
+    """Every {counter} a [[prose]] record can quote, by name."""
     c: dict[str, int] = {}
     for line in data.line_names():
-        c[f"mutants:{line}"] = len(data.mutants(line))
-        c[f"caught:{line}"] = caught_in_table(data, line)
         suites = kunit_cases(data, line)
-        c[f"kunit_cases:{line}"] = sum(suites.values())
-        for suite, n in suites.items():
-            c[f"kunit_suite:{suite}:{line}"] = n
-    for prog, n in kselftest_cases(data).items():
-        c[f"kselftest_cases:{prog}"] = n
+        c |= {f"mutants:{line}": len(data.mutants(line)), f"caught:{line}":
+              caught_in_table(data, line), f"kunit_cases:{line}": sum(suites.values())}
+        c |= {f"kunit_suite:{suite}:{line}": n for suite, n in suites.items()}
+    # the kselftest cases (TEST_F) per program
+    for prog in sorted((data.root / "selftests").glob("*.c")):
+        c[f"kselftest_cases:{prog.stem}"] = len(re.findall(r"^TEST_F\(", prog.read_text(), re.M))
     runs = cost_windows(data)
     for run, (n, equal) in runs.items():
-        c[f"cost_windows:{run}"] = n
-        c[f"cost_windows_equal:{run}"] = equal
+        c[f"cost_windows:{run}"], c[f"cost_windows_equal:{run}"] = n, equal
     c["cost_windows:all"] = sum(n for n, _ in runs.values())
     c["cost_windows_equal:all"] = sum(e for _, e in runs.values())
-    c.update(same_windows(data))
-    c.update(classify_sums(data))
-    return c
+    return c | same_windows(data) | classify_sums(data)
 
 
 def _pattern(says: str) -> tuple[re.Pattern, list[str]]:
@@ -179,12 +160,8 @@ def _pattern(says: str) -> tuple[re.Pattern, list[str]]:
 def check(data: Data, claims: list[dict] | None = None,
           watched: list[str] | None = None) -> tuple[list[str], int]:
     """The problems found, and how many counts were checked."""
-    if claims is None or watched is None:
-        import tomllib
-        with open(data.root / "sfp.toml", "rb") as f:
-            raw = tomllib.load(f)
-        claims = list(raw.get("prose", [])) if claims is None else claims
-        watched = raw.get("prose_watch", {}).get("files", []) if watched is None else watched
+    claims = list(data.prose) if claims is None else claims
+    watched = list(data.prose_watch) if watched is None else watched
     have = counters(data)
     problems, checked = [], 0
     quoted: dict[str, list[tuple[int, int]]] = {}
@@ -267,39 +244,25 @@ def named(data: Data, docs: list[str] | None = None,
     for doc in docs:
         text = (root / doc).read_text(errors="replace")
         here = pathlib.PurePosixPath(doc).parent
-        seen: set[tuple[str, str]] = set()
-        for m in _LINK.finditer(text if doc != "sfp.toml" else ""):
-            link = m.group(1)
-            if re.match(r"[a-z]+:", link) or (("link", link) in seen):
-                continue
-            seen.add(("link", link))
+        md = "" if doc == "sfp.toml" else text  # no links or make targets in sfp.toml
+        # (what, name), each checked once per doc
+        found = [("link", m.group(1)) for m in _LINK.finditer(md)
+                 if not re.match(r"[a-z]+:", m.group(1))]
+        # A path of the kernel's tree, said as such, or a subject prefix
+        # ('selftests/sched: Add ...'), is not ours.
+        found += [("path", m.group(1).rstrip(".")) for m in _PATH.finditer(text)
+                  if not _KERNELS.search(text[max(0, m.start() - 20):m.start()])
+                  and text[m.end():m.end() + 1] != ":"]
+        found += [("sfp", m.group(1)) for m in _SFP.finditer(text) if subcommands is not None]
+        found += [("make", m.group(1)) for m in _MAKE.finditer(md)]
+        for what, name in dict.fromkeys(found):
             checked += 1
-            if not (root / here / link).exists():
-                problems.append(f"{doc}: links to {link}, which does not exist")
-        for m in _PATH.finditer(text):
-            path = m.group(1).rstrip(".")
-            # A path of the kernel's tree, said as such, or a subject
-            # prefix ('selftests/sched: Add ...'), is not ours.
-            if ("path", path) in seen or _KERNELS.search(text[max(0, m.start() - 20):m.start()]) \
-                    or text[m.end():m.end() + 1] == ":":
-                continue
-            seen.add(("path", path))
-            checked += 1
-            if not _exists(root, here, path):
-                problems.append(f"{doc}: names {path}, which does not exist")
-        for m in _SFP.finditer(text):
-            if subcommands is None or ("sfp", m.group(1)) in seen:
-                continue
-            seen.add(("sfp", m.group(1)))
-            checked += 1
-            if m.group(1) not in subcommands:
-                problems.append(f"{doc}: names ./sfp {m.group(1)}, which is no subcommand")
-        for m in _MAKE.finditer(text):
-            t = m.group(1)
-            if ("make", t) in seen or doc == "sfp.toml":
-                continue
-            seen.add(("make", t))
-            checked += 1
-            if t not in targets:
-                problems.append(f"{doc}: names make {t}, which is no target of the Makefile")
+            if what == "link" and not (root / here / name).exists():
+                problems.append(f"{doc}: links to {name}, which does not exist")
+            elif what == "path" and not _exists(root, here, name):
+                problems.append(f"{doc}: names {name}, which does not exist")
+            elif what == "sfp" and name not in (subcommands or ()):
+                problems.append(f"{doc}: names ./sfp {name}, which is no subcommand")
+            elif what == "make" and name not in targets:
+                problems.append(f"{doc}: names make {name}, which is no target of the Makefile")
     return problems, checked
