@@ -1,12 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The run's inputs from the environment, checked before any work.
-
-Every variable the scripts take is read here once and refused, in one
-line, when it cannot work: a KSRC that is not there or is not a kernel,
-a LINE without a series, a topology or kind that is not a record of
-sfp.toml (or a NUMA topology for a kernel without NUMA), a number that
-is not a number. Nothing is written, deleted or unpacked first.
-"""
+"""The run's inputs from the environment, each read once and refused in
+one line before any work when it cannot work: a KSRC that is not a
+kernel, a LINE without a series, a kind or topology sfp.toml lacks (or a
+NUMA topology for a kernel without NUMA), a number that is not one."""
 from __future__ import annotations
 
 import dataclasses
@@ -94,14 +90,14 @@ class OnLine:
 
 
 def makefile_version(text: str) -> str:
-    v = {}
+    """The version a kernel's top Makefile says, or ''."""
+    v: dict[str, str] = {}
     for ln in text.splitlines():
         m = re.match(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION) = ?(.*)$", ln)
-        if m and m.group(1) not in v:
-            v[m.group(1)] = m.group(2).strip()
-    if not v.get("VERSION"):
-        return ""
-    return f"{v['VERSION']}.{v.get('PATCHLEVEL', '')}.{v.get('SUBLEVEL', '')}{v.get('EXTRAVERSION', '')}"
+        if m:
+            v.setdefault(m.group(1), m.group(2).strip())
+    return (f"{v['VERSION']}.{v.get('PATCHLEVEL', '')}.{v.get('SUBLEVEL', '')}"
+            f"{v.get('EXTRAVERSION', '')}") if v.get("VERSION") else ""
 
 
 def source_version(src: pathlib.Path) -> str:
@@ -127,13 +123,6 @@ def source_version(src: pathlib.Path) -> str:
     return ""
 
 
-def nearest_line(data: Data, version: str) -> str:
-    key = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-    names = data.line_names()
-    below = [n for n in names if data.lines[n].version_key <= key]
-    return below[-1] if below else names[0]
-
-
 def select_line(data: Data, env: dict[str, str]) -> LineChoice:
     """LINE from the environment, else KSRC's version, else the default."""
     top = pathlib.Path(env.get("BUILD") or ROOT / "build")
@@ -145,7 +134,9 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
         if v:
             line, how = ".".join(v.split(".")[:2]), "KSRC"
             if line not in data.lines:
-                near = nearest_line(data, v)
+                key = tuple(int(p) for p in re.findall(r"\d+", v)[:3])
+                names = data.line_names()
+                near = ([n for n in names if data.lines[n].version_key <= key] or names[:1])[-1]
                 raise InputError(
                     f"Linux {v} ({ksrc}) is on the {line} line, which has no series: lines are "
                     f"{' '.join(data.line_names())} (patches/LINE/); the nearest is {near}, "
@@ -193,17 +184,12 @@ def check_ksrc(ksrc: str) -> None:
 def check_numbers(env: dict[str, str]) -> None:
     for var, (what, lo, hi) in NUMBERS.items():
         val = env.get(var, "")
-        if val == "":
-            continue
-        if not val.isdigit() or not lo <= int(val) <= hi:
+        if val and (not val.isdigit() or not lo <= int(val) <= hi):
             raise InputError(f"{var}={val}: {what} from {lo} to {hi} is wanted")
-    accel = env.get("ACCEL", "")
-    if accel and accel not in ACCELS:
-        raise InputError(f"ACCEL={accel}: one of {', '.join(ACCELS)} is wanted")
-    backend = env.get("BOOT_BACKEND", "")
-    if backend and backend not in BACKENDS:
-        raise InputError(f"BOOT_BACKEND={backend}: one of {', '.join(BACKENDS)} is wanted")
-    if backend == "lava-server":
+    for var, values in (("ACCEL", ACCELS), ("BOOT_BACKEND", BACKENDS)):
+        if env.get(var) and env[var] not in values:
+            raise InputError(f"{var}={env[var]}: one of {', '.join(values)} is wanted")
+    if env.get("BOOT_BACKEND") == "lava-server":
         try:
             sfp_lab.Target.from_env(env).check()
         except sfp_lab.LabError as e:
@@ -222,13 +208,11 @@ def validate(data: Data, env: dict[str, str], kind: str | None = None,
     try:
         if topology:
             data.topology(topology)
-        if kind:
-            data.kind(kind)
-            if data.kind(kind).distro:
-                try:
-                    sfp_distro.read_source(sfp_distro.source(data, choice.line, env))
-                except sfp_distro.DistroError as e:
-                    raise InputError(str(e)) from e
+        if kind and data.kind(kind).distro:
+            try:
+                sfp_distro.read_source(sfp_distro.source(data, choice.line, env))
+            except sfp_distro.DistroError as e:
+                raise InputError(str(e)) from e
         if topology and (kind or data.topology(topology).nodes):
             data.check_run(kind or "main", topology)
         if topology and env.get("MEM"):
