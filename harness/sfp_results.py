@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A boot's Result, read from the files a boot leaves in its log directory.
-
-sfp run writes, per boot: results.tsv (one row per test case:
-source, suite, test, PASS|FAIL|SKIP|ERROR, note), stage-times.tsv,
-qemu.cmd, boot.info, console.log and guest.log. A Result holds what every
-table, verdict and count is computed from; `sfp result LOGDIR` prints it
-as JSON.
-"""
+"""A boot's Result, read from the files sfp run leaves in its log
+directory: results.tsv (source, suite, test, PASS|FAIL|SKIP|ERROR, note),
+stage-times.tsv, qemu.cmd, boot.info, console.log and guest.log. Every
+table, verdict and count is computed from Results; `sfp result LOGDIR`
+prints one as JSON."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import pathlib
 import re
@@ -21,7 +19,6 @@ import re
 # a hung task.
 SPLAT_RE = re.compile(r"Kernel panic|Oops|WARNING:|BUG:|UBSAN:|general protection fault|"
                       r"Call Trace:|detected stalls|blocked for more than")
-STATUSES = ("PASS", "FAIL", "SKIP", "ERROR")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,9 +62,10 @@ class Result:
         return [c.name for c in self.cases if c.precondition_skip]
 
     def counts(self) -> dict[str, int]:
+        """PASS, FAIL and SKIP: anything neither passed nor skipped failed."""
         n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
         for c in self.cases:
-            n["PASS" if c.status == "PASS" else "SKIP" if c.status == "SKIP" else "FAIL"] += 1
+            n[c.status if c.status in ("PASS", "SKIP") else "FAIL"] += 1
         return n
 
     def to_json(self) -> str:
@@ -83,22 +81,15 @@ def tsv_row(c: Case) -> str:
 
 def read_tsv(path: pathlib.Path) -> list[Case]:
     """The rows of a results TSV; a missing file has none."""
-    cases = []
-    for line in _lines(path):
-        parts = line.split("\t")
-        if len(parts) >= 4:
-            cases.append(Case(parts[0], parts[1], parts[2], parts[3], "\t".join(parts[4:])))
-    return cases
+    rows = [line.split("\t", 4) for line in _lines(path)]
+    return [Case(r[0], r[1], r[2], r[3], r[4] if len(r) > 4 else "") for r in rows if len(r) >= 4]
 
 
 def first_splats(console: pathlib.Path, limit: int = 5) -> list[str]:
-    out = []
-    for line in _lines(console):
-        if SPLAT_RE.search(line):
-            out.append(re.sub(r"^\[[ 0-9.]*\] ", "", line.replace("\r", "")))
-            if len(out) == limit:
-                break
-    return out
+    """The first LIMIT splat lines of CONSOLE, without their timestamps."""
+    found = (ln for ln in _lines(console) if SPLAT_RE.search(ln))
+    return [re.sub(r"^\[[ 0-9.]*\] ", "", ln.replace("\r", ""))
+            for ln in itertools.islice(found, limit)]
 
 
 def splat_context(console: pathlib.Path, after: int = 25) -> str:
@@ -119,11 +110,10 @@ def read(logdir: pathlib.Path) -> Result:
             res.stage_times[name] = int(secs)
     res.splats = first_splats(logdir / "console.log")
     res.qemu_cmd = "\n".join(_lines(logdir / "qemu.cmd"))
-    for line in _lines(logdir / "boot.info"):
-        for word in line.split():
-            key, eq, val = word.partition("=")
-            if eq:
-                res.boot[key] = val
+    for word in text(logdir / "boot.info").split():
+        key, eq, val = word.partition("=")
+        if eq:
+            res.boot[key] = val
     return res
 
 
@@ -133,17 +123,11 @@ def compare(a: Result, b: Result) -> list[str]:
     def verdicts(r: Result) -> dict[str, str]:
         return {c.name: ("PASS" if c.precondition_skip else c.status) for c in r.cases}
     va, vb = verdicts(a), verdicts(b)
-    out = []
-    if not va or not vb:
-        out.append(f"no cases in {a.logdir if not va else b.logdir}")
-    for name in sorted(va.keys() - vb.keys()):
-        out.append(f"{name}: only in {a.logdir}")
-    for name in sorted(vb.keys() - va.keys()):
-        out.append(f"{name}: only in {b.logdir}")
-    for name in sorted(va.keys() & vb.keys()):
-        if va[name] != vb[name]:
-            out.append(f"{name}: {va[name]} in {a.logdir}, {vb[name]} in {b.logdir}")
-    return out
+    out = [f"no cases in {a.logdir if not va else b.logdir}"] if not va or not vb else []
+    out += [f"{name}: only in {a.logdir}" for name in sorted(va.keys() - vb.keys())]
+    out += [f"{name}: only in {b.logdir}" for name in sorted(vb.keys() - va.keys())]
+    return out + [f"{name}: {va[name]} in {a.logdir}, {vb[name]} in {b.logdir}"
+                  for name in sorted(va.keys() & vb.keys()) if va[name] != vb[name]]
 
 
 def text(path: pathlib.Path) -> str:

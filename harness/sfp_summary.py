@@ -8,10 +8,11 @@ be written to --out as TSV, so later steps can add to it.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 
-from harness.sfp_results import Case, read_tsv
+from harness.sfp_results import Case, Result, read_tsv, tsv_row
 
 
 def walk(group: dict, suite: str, rows: list[tuple[str, str, str]]) -> None:
@@ -26,6 +27,7 @@ def walk(group: dict, suite: str, rows: list[tuple[str, str, str]]) -> None:
 
 
 def from_json(source: str, suite: str, path: pathlib.Path) -> list[Case]:
+    """The cases of a kunit.py JSON file; one ERROR case if it has none."""
     found: list[tuple[str, str, str]] = []
     try:
         with open(path, encoding="utf-8") as f:
@@ -42,28 +44,25 @@ def apply_no_skips(cases: list[Case], timing: set[str]) -> list[Case]:
     except for a case whose precondition could not be set up in time."""
     out = []
     for c in cases:
-        if c.status != "SKIP":
-            out.append(c)
-        elif (c.test or "(unnamed)") in timing:
-            out.append(Case(c.source, c.suite, c.test, c.status,
-                            "precondition not met in time: not a result"))
-        else:
-            out.append(Case(c.source, c.suite, c.test, "FAIL",
-                            "skipped, but this guest should meet every prerequisite"))
+        if c.status == "SKIP" and (c.test or "(unnamed)") in timing:
+            c = dataclasses.replace(c, note="precondition not met in time: not a result")
+        elif c.status == "SKIP":
+            c = dataclasses.replace(c, status="FAIL",
+                                    note="skipped, but this guest should meet every prerequisite")
+        out.append(c)
     return out
 
 
 def render(title: str, cases: list[Case]) -> tuple[str, dict[str, int]]:
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    """The table of CASES under TITLE, ending in the counts; the counts."""
     width = max([len(c.name) for c in cases] + [20])
     out = [f"\n{title}", f"  {'source':13} {'suite.test':{width}} result"]
     for c in cases:
-        shown = {"PASS": "pass", "SKIP": "skip"}.get(c.status, "FAIL")
-        counts[{"pass": "PASS", "skip": "SKIP"}.get(shown, "FAIL")] += 1
         extra = f"  ({c.note})" if c.note else ""
-        out.append(f"  {c.source:13} {c.name:{width}} {shown}{extra}")
-    out.append(f"{counts['SKIP']} skipped")
-    out.append(f"{counts['PASS']} passed, {counts['FAIL']} failed")
+        out.append(f"  {c.source:13} {c.name:{width}} "
+                   f"{'FAIL' if c.failed else c.status.lower()}{extra}")
+    counts = Result("", cases).counts()
+    out += [f"{counts['SKIP']} skipped", f"{counts['PASS']} passed, {counts['FAIL']} failed"]
     return "\n".join(out), counts
 
 
@@ -73,20 +72,15 @@ def summarize(title: str, json_inputs: list[tuple[str, str, str]], tsvs: list[st
     for source, suite, path in json_inputs:
         cases += from_json(source, suite, pathlib.Path(path))
     for path in tsvs:
-        p = pathlib.Path(path)
-        if not p.exists():
+        if not pathlib.Path(path).exists():
             raise FileNotFoundError(f"no results file {path}")
-        cases += read_tsv(p)
+        cases += read_tsv(pathlib.Path(path))
     if no_skips:
-        timing: set[str] = set()
-        if precondition_skips:
-            timing = {ln.strip() for ln in pathlib.Path(precondition_skips).read_text(
-                encoding="utf-8").splitlines() if ln.strip()}
-        cases = apply_no_skips(cases, timing)
+        lines = pathlib.Path(precondition_skips).read_text(encoding="utf-8").splitlines() \
+            if precondition_skips else []
+        cases = apply_no_skips(cases, {ln.strip() for ln in lines if ln.strip()})
     text, counts = render(title, cases)
     print(text)
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            for c in cases:
-                f.write("\t".join((c.source, c.suite, c.test, c.status, c.note)) + "\n")
+        pathlib.Path(out).write_text("".join(map(tsv_row, cases)), encoding="utf-8")
     return 1 if counts["FAIL"] or not cases else 0
