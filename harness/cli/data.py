@@ -14,65 +14,45 @@ from harness.cli.common import Fail, Refuse, data, doc, say
 def cmd_get(args: argparse.Namespace) -> int:
     d = data()
     what, rest = args.what, args.args
-    if what == "lines":
-        print(" ".join(d.line_names()))
-    elif what == "default-line":
-        print(d.default_line)
-    elif what == "line":
-        line = d.line(_arg(rest, 0, "LINE"))
-        field = _arg(rest, 1, "FIELD").replace("-", "_")
-        if field == "config_absent":
-            print(" ".join(line.config_absent))
-        elif field == "no_catcher":
-            for case, why in d.no_catcher_reasons(line.name).items():
-                print(f"{case}: {why}")
-        elif field in ("known_good", "debian_package", "kunit_header", "mutation_table",
-                       "env_var"):
-            print(getattr(line, field))
-        elif field == "distro_package":
-            print(line.distro_config.partition(":")[0])
-        elif field == "source":
-            print(line.default_source(args.env))
-        else:
-            raise Refuse(f"a line has no field '{field}'")
-    elif what == "kinds":
-        print(", ".join(d.kinds))
+    # what get prints: a string as one line, a list a line per item
+    values: dict[str, str | list[str]]
+    if what == "line":
+        ln = d.line(_arg(rest, 0, "LINE"))
+        values = {f: getattr(ln, f) for f in ("known_good", "debian_package", "kunit_header",
+                                              "mutation_table", "env_var")}
+        values |= {"config_absent": " ".join(ln.config_absent),
+                   "no_catcher": [f"{c}: {w}" for c, w in d.no_catcher_reasons(ln.name).items()],
+                   "distro_package": ln.distro_config.partition(":")[0],
+                   "source": ln.default_source(args.env)}
     elif what == "kind":
-        kind = d.kind(_arg(rest, 0, "KIND"))
-        field = _arg(rest, 1, "FIELD").replace("-", "_")
-        if field == "default_fragments":
-            print("yes" if kind.default_fragments else "no")
-        elif field in ("fragments", "patches"):
-            for item in getattr(kind, field):
-                print(item)
-        elif field == "append":
-            print(kind.append)
-        else:
-            raise Refuse(f"a kind has no field '{field}'")
-    elif what == "topologies":
-        print(", ".join(d.topologies))
+        k = d.kind(_arg(rest, 0, "KIND"))
+        values = {"default_fragments": "yes" if k.default_fragments else "no",
+                  "fragments": list(k.fragments), "patches": list(k.patches), "append": k.append}
     elif what == "topology":
-        topo = d.topology(_arg(rest, 0, "TOPOLOGY"))
-        field = _arg(rest, 1, "FIELD")
-        if field == "vcpus":
-            print(topo.vcpus)
-        elif field in ("smp", "levels"):
-            print(getattr(topo, field))
-        elif field == "nodes":
-            print(",".join(topo.nodes) or "-")
-        elif field == "qemu":
+        t = d.topology(_arg(rest, 0, "TOPOLOGY"))
+        values = {"vcpus": str(t.vcpus), "smp": t.smp, "nodes": ",".join(t.nodes) or "-",
+                  "levels": t.levels}
+        if _arg(rest, 1, "FIELD") == "qemu":
             mem = _arg(rest, 2, "MEM")
             if not mem.isdigit():
                 raise Refuse(f"memory must be a number of MiB, not '{mem}'")
-            print("\n".join(topo.qemu_args(int(mem))))
-        else:
-            raise Refuse(f"a topology has no field '{field}'")
-    elif what == "baseline-fails":
-        print("\n".join(d.baseline_fails))
-    elif what == "splat-re":
-        print(sfp_results.SPLAT_RE.pattern)
+            values["qemu"] = t.qemu_args(int(mem))
     else:
-        raise Refuse(f"sfp get: nothing called '{what}' (see sfp get --help)")
+        values = {"lines": " ".join(d.line_names()), "default-line": d.default_line,
+                  "kinds": ", ".join(d.kinds), "topologies": ", ".join(d.topologies),
+                  "baseline-fails": "\n".join(d.baseline_fails),
+                  "splat-re": sfp_results.SPLAT_RE.pattern}
+        if what not in values:
+            raise Refuse(f"sfp get: nothing called '{what}' (see sfp get --help)")
+        print(values[what])
+        return 0
+    field = _arg(rest, 1, "FIELD")
+    field = field if what == "topology" else field.replace("-", "_")
+    if field not in values:
+        raise Refuse(f"a {what} has no field '{field}'")
+    value = values[field]
+    for item in [value] if isinstance(value, str) else value:
+        print(item)
     return 0
 
 
@@ -80,6 +60,11 @@ def _arg(rest: list[str], i: int, name: str) -> str:
     if len(rest) <= i:
         raise Refuse(f"sfp get: {name} is missing (see sfp get --help)")
     return rest[i]
+
+
+def _tally(res: sfp_results.Result) -> str:
+    n = res.counts()
+    return f"{n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped"
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -121,9 +106,7 @@ def cmd_result(args: argparse.Namespace) -> int:
     if args.json:
         print(res.to_json())
     else:
-        n = res.counts()
-        print(f"{logdir}: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped; "
-              f"splats: {len(res.splats)}; stages: "
+        print(f"{logdir}: {_tally(res)}; splats: {len(res.splats)}; stages: "
               + ", ".join(f"{k} {v}s" for k, v in res.stage_times.items()))
         for f in res.failed:
             print(f"  FAILED {f}")
@@ -143,10 +126,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     diff = sfp_results.compare(a, b)
     for d in diff:
         print(f"  {d}")
-    na, nb = a.counts(), b.counts()
-    print(f"{args.a}: {na['PASS']} passed, {na['FAIL']} failed, {na['SKIP']} skipped; "
-          f"{args.b}: {nb['PASS']} passed, {nb['FAIL']} failed, {nb['SKIP']} skipped; "
-          f"{len(diff)} differences")
+    print(f"{args.a}: {_tally(a)}; {args.b}: {_tally(b)}; {len(diff)} differences")
     return 1 if diff else 0
 
 
@@ -156,7 +136,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Load sfp.toml, refuse a bad record (exit 2, one line), "
                                    "and list the lines, kinds and topologies.")
     p.add_argument("-q", "--quiet", action="store_true", help="check only, print nothing")
-    p.set_defaults(func=cmd_data)
     p = sub.add_parser("get", help="one value of sfp.toml, for the shell scripts",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Print one value of sfp.toml:\n"
@@ -168,7 +147,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "  topology NAME vcpus|smp|nodes|levels|qemu MEM")
     p.add_argument("what")
     p.add_argument("args", nargs="*")
-    p.set_defaults(func=cmd_get)
     p = sub.add_parser("validate", help="refuse bad input before any work",
                        description="Check the environment a script runs with (KSRC, LINE, "
                        "TOPOLOGY, SMP, MEM, ACCEL, BOOT_TIMEOUT, JOBS) and a kind and "
@@ -177,13 +155,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-t", "--topology", help="a topology (default: $TOPOLOGY)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say which line and build directory the inputs give")
-    p.set_defaults(func=cmd_validate)
     p = sub.add_parser("result", help="a boot's Result from its log directory",
                        description="Read a boot's log directory (results.tsv, stage times, "
                        "console splats, QEMU command line) into a Result.")
     p.add_argument("logdir")
     p.add_argument("--json", action="store_true", help="print the Result as JSON")
-    p.set_defaults(func=cmd_result)
     p = sub.add_parser("summarize", help="merge results; end with 'N passed, N failed'",
                        description=doc("sfp_summary"),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -199,7 +175,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--precondition-skips", metavar="FILE",
                    help="with --no-skips: tests (one name per line) that skipped because a "
                         "precondition could not be set up in time; they stay skipped")
-    p.set_defaults(func=cmd_summarize)
     p = sub.add_parser("compare", help="two boots' Results: the same cases, the same verdicts",
                        description="Compare the Results of two boots of the same kernel (say "
                        "a direct boot and a LAVA job): the same cases, and the same verdict for "
@@ -207,4 +182,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "a verdict). Exit 1 on any difference, or if either has no cases.")
     p.add_argument("a", help="a boot's log directory")
     p.add_argument("b", help="another boot's log directory")
-    p.set_defaults(func=cmd_compare)
+    for name, func in (("data", cmd_data), ("get", cmd_get), ("validate", cmd_validate),
+                       ("result", cmd_result), ("summarize", cmd_summarize),
+                       ("compare", cmd_compare)):
+        sub.choices[name].set_defaults(func=func)
