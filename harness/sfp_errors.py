@@ -1,14 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The harness's errors: one base and two kinds, each with the exit
-status ./sfp ends with (docs/harness.md, "Exit statuses"). Every module's
-own error class derives from one of the two; ./sfp catches SfpError once
-and prints its message as one 'sfp: error:' line.
-
-  Refused  bad input, found before any work was done: exit status 2,
-           as argparse's own usage errors;
-  Failed   a step that could not be done, or did not succeed: exit
-           status 1, as a run whose cases failed.
-"""
+"""The harness's errors: every module's own error class derives from
+Refused or Failed, and ./sfp ends with its status and one 'sfp: error:'
+line (docs/harness.md, "Exit statuses")."""
 
 
 class SfpError(Exception):
@@ -17,10 +10,11 @@ class SfpError(Exception):
 
 
 class Refused(SfpError):
-    """Bad input, found before any work was done."""
+    """Bad input, found before any work was done: exit status 2, as
+    argparse's own usage errors."""
     status = 2
 
 
 class Failed(SfpError):
-    """A step that could not be done, or did not succeed."""
-    status = 1
+    """A step that could not be done, or did not succeed: exit status 1,
+    as a run whose cases failed."""

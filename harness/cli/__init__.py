@@ -57,9 +57,6 @@ def main(argv: list[str]) -> int:
     except sfp_errors.SfpError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return e.status
-    except Terminated:
+    except KeyboardInterrupt as e:
         sfp_run.stop_runs()
-        return 143
-    except KeyboardInterrupt:
-        sfp_run.stop_runs()
-        return 130
+        return 143 if isinstance(e, Terminated) else 130

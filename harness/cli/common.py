@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What every subcommand's module shares: the program's name, one-line
-messages, sfp.toml loaded (a bad record refused), a module's docstring
-as --help, whole-number options."""
+"""What every subcommand's module shares: the program's name, its errors
+and one-line messages, sfp.toml loaded, a module's docstring as --help."""
 from __future__ import annotations
 
 import argparse
@@ -13,9 +12,8 @@ from harness import sfp_errors
 
 ROOT = sfp_data.ROOT
 PROG = "sfp"
-
-# Stop with one 'sfp: error: ...' line (harness/sfp_errors.py): a step
-# that failed (exit status 1), or bad input found before any work (2).
+# Stop with one 'sfp: error: ...' line: a step that failed (exit status
+# 1), or bad input found before any work (2).
 Fail = sfp_errors.Failed
 Refuse = sfp_errors.Refused
 
