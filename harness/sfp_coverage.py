@@ -1,34 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Which code of the two mechanisms the tests execute: gcov counts of
-kernel/sched/ after every test of a boot, per function and per call site.
-
-A coverage kind (sfp.toml: coverage, on the main kind's config, and
-coverage-distro, on the distribution's) builds the line's patched tree
-with CONFIG_GCOV_KERNEL and GCOV_PROFILE for kernel/sched/
-(tests/debug/gcov-kernel-sched.patch) and boots it with the usual tests;
-the guest program scripts/guest/gcov_dump.sh then sends the .gcda files
-back over the guest's port. The host runs gcov (the compiler's own, in
-JSON form) on them with the build's .gcno files and sums the counts of
-every unit that includes a line (an inline function of sched.h is
-compiled into several).
-
-What is reported is found by rule, not chosen:
-  - the mechanisms' functions and their call sites, by the rule that
-    also places sfp mutants' mutants (harness/sfp_mutgen.py): every
-    function that holds a line the series adds or changes under
-    kernel/sched/ (git diff baseline patched, the tests left out), and
-    every line under kernel/sched/ that calls one of them;
-  - per function, its lines and branches executed, and each line never
-    executed; per call site, how often it ran.
-The report is BUILD/LINE/coverage/KIND.md (and KIND.json with the same
-figures).
-"""
+"""Which code of the two mechanisms the tests execute: a coverage kind
+(sfp.toml) builds kernel/sched/ with gcov, the guest's
+scripts/guest/gcov_dump.sh sends the .gcda files back after every test,
+and gcov's counts are summed over the units that include a line (an
+inline function of sched.h is compiled into several). Reported, by the
+rule that places sfp mutants' mutants (harness/sfp_mutgen.py): each
+function holding a line the series changes under kernel/sched/, its
+lines and branches run, and each line under kernel/sched/ that calls one,
+how often; in BUILD/LINE/coverage/KIND.md and KIND.json."""
 from __future__ import annotations
 
 import base64
 import dataclasses
 import gzip
 import io
+import itertools
 import json
 import pathlib
 import re
@@ -134,10 +120,8 @@ def gcov_json(gcdas: list[pathlib.Path]) -> Counts:
                 lc = counts.setdefault((rel, ln["line_number"]), LineCount())
                 lc.count += ln["count"]
                 br = [b["count"] for b in ln.get("branches", [])]
-                if len(lc.branches) < len(br):
-                    lc.branches += [0] * (len(br) - len(lc.branches))
-                for i, c in enumerate(br):
-                    lc.branches[i] += c
+                lc.branches = [a + b for a, b in itertools.zip_longest(lc.branches, br,
+                                                                       fillvalue=0)]
     return counts
 
 
@@ -160,11 +144,8 @@ def mechanism(tree: pathlib.Path) -> tuple[list[Func], list[CallSite]]:
 
 
 def counted(sites: list[CallSite], counts: Counts) -> list[CallSite]:
-    out = []
-    for s in sites:
-        lc = counts.get((s.file, s.line))
-        out.append(dataclasses.replace(s, count=lc.count if lc else None))
-    return out
+    lcs = [counts.get((s.file, s.line)) for s in sites]
+    return [dataclasses.replace(s, count=lc.count if lc else None) for s, lc in zip(sites, lcs)]
 
 
 @dataclasses.dataclass(frozen=True)
