@@ -10,7 +10,7 @@ import hashlib
 import pathlib
 import re
 import tomllib
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from harness import sfp_errors
 
@@ -198,6 +198,13 @@ def _reasons(where: str, value: dict, key: re.Pattern, form: str) -> dict[str, s
     return dict(value)
 
 
+def _present(root: pathlib.Path, where: str, rels: Iterable[str],
+             there: Callable[[pathlib.Path], bool] = pathlib.Path.is_file) -> None:
+    for rel in rels:
+        if not there(root / rel):
+            raise DataError(f"{where}: {rel} does not exist")
+
+
 def _check_topology(t: Topology) -> None:
     where = f"topologies.{t.name}"
     m = _SMP.match(t.smp)
@@ -242,8 +249,7 @@ def _line(root: pathlib.Path, name: str, v: object) -> Line:
                       ("kunit_header", f"kunit/fair_kunit-{line.kunit_header}.h"),
                       ("mutation_table", line.mutation_table),
                       ("mutants", f"tests/mutants/{name}")):
-        if not (root / rel).exists():
-            raise DataError(f"{where}.{what}: {rel} does not exist")
+        _present(root, f"{where}.{what}", [rel], pathlib.Path.exists)
     return line
 
 
@@ -254,12 +260,8 @@ def _kind(root: pathlib.Path, name: str, v: object) -> Kind:
                                     {"distro": bool}))
     if not kind.default_fragments and not kind.fragments:
         raise DataError(f"{where}: no config at all (default_fragments false, no fragments)")
-    for frag in kind.fragments:
-        if not (root / "kernel-config" / frag).is_file():
-            raise DataError(f"{where}.fragments: kernel-config/{frag} does not exist")
-    for p in kind.patches:
-        if not (root / p).is_file():
-            raise DataError(f"{where}.patches: {p} does not exist")
+    _present(root, f"{where}.fragments", (f"kernel-config/{f}" for f in kind.fragments))
+    _present(root, f"{where}.patches", kind.patches)
     return kind
 
 
@@ -278,12 +280,9 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
            {"prose": list, "prose_watch": dict, "coverage_unrun": dict})
     for i, cl in enumerate(raw.get("prose", [])):
         _table(f"prose[{i}]", cl, {"file": str, "says": str}, {"equal": list})
-        if not (root / cl["file"]).is_file():
-            raise DataError(f"prose[{i}].file: {cl['file']} does not exist")
+        _present(root, f"prose[{i}].file", [cl["file"]])
     watch = _table("prose_watch", raw.get("prose_watch", {"files": []}), {"files": tuple})
-    for f in watch["files"]:
-        if not (root / f).is_file():
-            raise DataError(f"prose_watch.files: {f} does not exist")
+    _present(root, "prose_watch.files", watch["files"])
 
     lines = {name: _line(root, name, v) for name, v in raw["lines"].items()}
     if raw["default_line"] not in lines:
