@@ -221,13 +221,8 @@ def reference_docs(data: Data) -> list[str]:
 
 def _exists(root, here, path: str) -> bool:
     pat = re.sub(r"<[^>]*>|\{[^}]*\}|\b[A-Z][A-Z0-9_]*\b", "*", path.rstrip("/"))
-    for base in (root, root / here):
-        if "*" in pat:
-            if glob.glob(str(base / pat)):
-                return True
-        elif (base / pat).exists():
-            return True
-    return False
+    return any(bool(glob.glob(str(base / pat))) if "*" in pat else (base / pat).exists()
+               for base in (root, root / here))
 
 
 def named(data: Data, docs: list[str] | None = None,
