@@ -92,11 +92,6 @@ class Func:
 Counts = dict[tuple[str, int], LineCount]
 
 
-def _rel(path: str) -> str:
-    m = re.search(r"(kernel/sched/.*)$", path)
-    return m.group(1) if m else path
-
-
 def gcov_json(gcdas: list[pathlib.Path]) -> Counts:
     """gcov -j -b on each unit; the line counts of kernel/sched/ files,
     summed over units."""
@@ -113,11 +108,11 @@ def gcov_json(gcdas: list[pathlib.Path]) -> Counts:
         doc = json.loads(gzip.decompress(js.read_bytes()))
         js.unlink()
         for f in doc.get("files", []):
-            rel = _rel(f["file"])
-            if not rel.startswith("kernel/sched/"):
+            m = re.search(r"kernel/sched/.*$", f["file"])
+            if not m:
                 continue
             for ln in f.get("lines", []):
-                lc = counts.setdefault((rel, ln["line_number"]), LineCount())
+                lc = counts.setdefault((m.group(0), ln["line_number"]), LineCount())
                 lc.count += ln["count"]
                 br = [b["count"] for b in ln.get("branches", [])]
                 lc.branches = [a + b for a, b in itertools.zip_longest(lc.branches, br,
@@ -199,15 +194,13 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
            "call sites: every line under kernel/sched/ that calls one of them. Each line "
            "or call site that never ran gives its reason (sfp.toml coverage_unrun).", "",
            "| function | file | lines run | branches taken |", "|---|---|---|---|"]
-    for c in fc:
-        out.append(f"| `{c.func.name}()` | {c.func.file}:{c.func.start} | "
-                   f"{c.lines_run}/{c.lines} | {c.branches_taken}/{c.branches} |")
+    out += [f"| `{c.func.name}()` | {c.func.file}:{c.func.start} | "
+            f"{c.lines_run}/{c.lines} | {c.branches_taken}/{c.branches} |" for c in fc]
     out += ["", "## Call sites", "", "| callee | caller | where | count | why not run |",
             "|---|---|---|---|---|"]
-    for s in sites:
-        cnt = "compiled out" if s.count is None else str(s.count)
-        reason = why(s.caller, s.text) if not s.count else ""
-        out.append(f"| `{s.callee}()` | `{s.caller}()` | {s.file}:{s.line} | {cnt} | {reason} |")
+    out += [f"| `{s.callee}()` | `{s.caller}()` | {s.file}:{s.line} | "
+            f"{'compiled out' if s.count is None else s.count} | "
+            f"{why(s.caller, s.text) if not s.count else ''} |" for s in sites]
     never = [(c, n) for c in fc for n in c.never_run]
     out += ["", "## Lines of those functions never run", ""]
     out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`: "

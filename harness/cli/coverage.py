@@ -12,22 +12,19 @@ from harness.cli.common import Refuse, data, say
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     d = data()
-    env = args.env
     kinds = args.kind or list(sfp_coverage.KINDS)
     for k in kinds:
         if k not in sfp_coverage.KINDS:
             raise Refuse(f"-K {k}: a coverage kind is one of {', '.join(sfp_coverage.KINDS)}")
-    rc = 0
-    runs = []
-    for k in kinds:
-        runs.append(sfp_run.plan(d, env, kind=k, ref="patched", name=k,
-                                 guest_args=["-x", str(sfp_data.ROOT / sfp_coverage.DUMP)],
-                                 boot_only=args.from_logs))
+    runs = [sfp_run.plan(d, args.env, kind=k, ref="patched", name=k,
+                         guest_args=["-x", str(sfp_data.ROOT / sfp_coverage.DUMP)],
+                         boot_only=args.from_logs) for k in kinds]
     out = runs[0].build / "coverage"
     out.mkdir(parents=True, exist_ok=True)
+    rc = 0
     for run in runs:
         if not args.from_logs:
-            r = sfp_run.execute(run, d, env, say).status
+            r = sfp_run.execute(run, d, args.env, say).status
             if r:
                 say(f"{run.kind}: some tests failed (exit {r}); the counts are still reported")
                 rc = r
@@ -46,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "distribution's scheduler options) with gcov on kernel/sched/, boot it "
                        "with every test, and report per kind which lines and branches of the "
                        "mechanisms' functions (those holding a line the series changes) and "
-                       "which of their call sites ran: BUILD/LINE/coverage/KIND.md and .json. Every "
-                       "line or call site that never ran needs a reason in sfp.toml "
+                       "which of their call sites ran: BUILD/LINE/coverage/KIND.md and .json. "
+                       "Every line or call site that never ran needs a reason in sfp.toml "
                        "coverage_unrun; the exit status is 1 if one has none.")
     p.add_argument("-K", "--kind", action="append", metavar="KIND",
                    help="only this coverage kind (repeatable; default: both)")
