@@ -166,8 +166,8 @@ _CASE_REASON = 'suite.case = "reason"'
 
 def _table(where: str, value: object, required: dict[str, type],
            optional: dict[str, type] | None = None) -> dict[str, Any]:
-    """VALUE, a table with the REQUIRED keys and some OPTIONAL ones, each of
-    its type; tuple stands for a list of strings, which becomes a tuple."""
+    """VALUE with the REQUIRED and some OPTIONAL keys, of their types (tuple:
+    a list of strings, made a tuple)."""
     known = required | (optional or {})
     if not isinstance(value, dict):
         raise DataError(f"{where}: a table is wanted, not {value!r}")

@@ -31,8 +31,7 @@ LOADED_MEM = 1024  # MiB: the default of a guest under load (sfp stress, sfp ben
 
 @dataclasses.dataclass(frozen=True)
 class BootSettings:
-    """How a guest boots: sfp boot's variables, and their one set of
-    defaults (the fields' own)."""
+    """How a guest boots: sfp boot's variables; the fields' defaults are theirs."""
     smp: int = 4  # SMP
     topology: str = ""  # TOPOLOGY: a record of sfp.toml [topologies], or one level
     mem: int = 512  # MEM, MiB
@@ -150,8 +149,7 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
 
 
 def missing_tool(cmd: str, package: str) -> str:
-    """'' when CMD (a name on PATH, or a path) can be run; else the one
-    line that names the Debian package to install."""
+    """'' when CMD (on PATH, or a path) runs; else a line naming PACKAGE."""
     found = os.access(cmd, os.X_OK) if "/" in cmd else shutil.which(cmd)
     return "" if found else (f"{cmd} not found: install the Debian package '{package}' "
                              "(or run 'make setup' as root)")
@@ -198,8 +196,8 @@ def check_numbers(env: dict[str, str]) -> None:
 
 def validate(data: Data, env: dict[str, str], kind: str | None = None,
              topology: str | None = None, choice: LineChoice | None = None) -> LineChoice:
-    """Every check, in the order a user would fix them; the line chosen
-    (CHOICE: a caller's, already checked)."""
+    """Every check, in the order a user would fix them; the line chosen (or
+    CHOICE, a caller's, already checked)."""
     if choice is None:
         check_ksrc(env.get("KSRC", ""))
         choice = select_line(data, env)

@@ -48,9 +48,8 @@ def _norm(text: str) -> str:
 
 
 def kunit_cases(data: Data, line: str) -> dict[str, int]:
-    """KUnit cases per suite that LINE's SMP build of both tiers has
-    (kunit/fair_kunit.c and kunit/cert/fair_cert_kunit.c); a suite that
-    only says it needs SMP has none."""
+    """KUnit cases per suite in LINE's SMP build of both tiers' files; a
+    suite that only says it needs SMP has none."""
     hdr = data.root / "kunit" / f"fair_kunit-{data.line(line).kunit_header}.h"
     defs = sfp_patches.header_values(hdr)
     src = (data.root / "kunit" / "fair_kunit.c").read_text() + \
@@ -74,9 +73,8 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
 
 
 def caught_in_table(data: Data, line: str) -> int:
-    """Mutants the line's committed table shows caught in every boot: the
-    rows of its first table (the current one) other than the control and
-    baseline whose verdict is 'caught N/N'."""
+    """Mutants caught in every boot ('caught N/N') in the line's committed
+    table: the first one, the current."""
     text = (data.root / data.line(line).mutation_table).read_text()
     start = text.find("| variant |")
     if start < 0:
@@ -88,9 +86,8 @@ def caught_in_table(data: Data, line: str) -> int:
 
 
 def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
-    """Per run directory of docs/bench/cost/: its workload windows (the
-    rows of cost.tsv) and those whose balanced calls equal schedstat's
-    attempts."""
+    """Per run of docs/bench/cost/: its windows (rows of cost.tsv), and
+    those whose balanced calls equal schedstat's attempts."""
     out = {}
     for tsv in sorted((data.root / "docs" / "bench" / "cost").glob("*/cost.tsv")):
         rows = sfp_cost.cost_rows(tsv)
@@ -99,9 +96,8 @@ def cost_windows(data: Data) -> dict[str, tuple[int, int]]:
 
 
 def same_windows(data: Data) -> dict[str, int]:
-    """For every ordered pair of runs in docs/bench/cost/ and in
-    docs/bench/exact/: the workload windows both have (both_windows:DIR:A:B)
-    and those identical in every column (same_windows:DIR:A:B)."""
+    """Per ordered pair of runs in docs/bench/{cost,exact}/: the windows both
+    have (both_windows:DIR:A:B), and those the same (same_windows:...)."""
     out: dict[str, int] = {}
     for sub in ("cost", "exact"):
         runs = {tsv.parent.name: sfp_cost.windows(sfp_cost.cost_rows(tsv)) for tsv in
@@ -113,11 +109,9 @@ def same_windows(data: Data) -> dict[str, int]:
 
 
 def classify_sums(data: Data) -> dict[str, int]:
-    """For every count run under docs/bench/DIR/RUN/ whose boots ran the
-    classify phase: patched's sums over the repetitions, as sfp
-    bench-lines tables them (sfp_benchlines.class_rows), per topology,
-    workload and field (balances, pulled, unexplained, after_clear, sets,
-    empty_sets): classify:DIR:RUN:TOPOLOGY:WORKLOAD:FIELD."""
+    """Per count run of docs/bench/DIR/RUN/ that ran the classify phase:
+    patched's sums as sfp bench-lines tables them (class_rows), as
+    classify:DIR:RUN:TOPOLOGY:WORKLOAD:FIELD."""
     out: dict[str, int] = {}
     for tsv in sorted((data.root / "docs" / "bench").glob("*/*/results.tsv")):
         run = tsv.parent
@@ -191,11 +185,9 @@ def check(data: Data, claims: list[dict] | None = None,
                                 f"has {have.get(a)} and {have.get(b)}")
     for path in watched:
         text = _norm((data.root / path).read_text())
-        for m in COUNT_PHRASE.finditer(text):
-            spans = quoted.get(path, [])
-            if not any(a <= m.start() < b for a, b in spans):
-                problems.append(f"{path}: \"{m.group(0)}\" is a count that no [[prose]] "
-                                "record of sfp.toml checks")
+        problems += [f"{path}: \"{m.group(0)}\" is a count that no [[prose]] record of "
+                     "sfp.toml checks" for m in COUNT_PHRASE.finditer(text)
+                     if not any(a <= m.start() < b for a, b in quoted.get(path, []))]
     return problems, checked
 
 
@@ -211,8 +203,7 @@ _MAKE = re.compile(r"`make ([a-z][a-z0-9-]+)\b")
 
 
 def reference_docs(data: Data) -> list[str]:
-    """The README and the reference pages (docs/, less the dated records
-    of docs/records/)."""
+    """The README, sfp.toml and docs/*.md, less the dated docs/records/."""
     out = subprocess.run(["git", "-C", str(data.root), "ls-files", "README.md", "docs/*.md",
                           "sfp.toml"], capture_output=True, text=True, check=False).stdout.split()
     return sorted(f for f in out if not f.startswith("docs/records/")
@@ -228,8 +219,8 @@ def _exists(root, here, path: str) -> bool:
 def named(data: Data, docs: list[str] | None = None,
           targets: set[str] | None = None,
           subcommands: set[str] | None = None) -> tuple[list[str], int]:
-    """Each path of the repository, `./sfp SUBCOMMAND` and `make TARGET`
-    a reference doc names that does not exist; and how many were checked."""
+    """What the reference docs name (paths, links, `./sfp SUBCOMMAND`, `make
+    TARGET`) that does not exist; and how many names were checked."""
     root = data.root
     docs = reference_docs(data) if docs is None else docs
     if targets is None:

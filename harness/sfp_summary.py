@@ -11,27 +11,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+from typing import Iterator
 
 from harness.sfp_results import Case, Result, read_tsv, tsv_row
 
 
-def walk(group: dict, suite: str, rows: list[tuple[str, str, str]]) -> None:
-    """Flatten a kunit.py JSON group into (suite, test, status) rows."""
+def walk(group: dict, suite: str) -> Iterator[tuple[str, str, str]]:
+    """A kunit.py JSON group flattened into (suite, test, status) rows."""
     name = group.get("name") or suite
-    if name == "KUnit Test Group":
-        name = suite
-    for case in group.get("test_cases", []):
-        rows.append((name, case["name"], case["status"]))
+    name = suite if name == "KUnit Test Group" else name
+    yield from ((name, case["name"], case["status"]) for case in group.get("test_cases", []))
     for sub in group.get("sub_groups", []):
-        walk(sub, sub.get("name") or name, rows)
+        yield from walk(sub, sub.get("name") or name)
 
 
 def from_json(source: str, suite: str, path: pathlib.Path) -> list[Case]:
     """The cases of a kunit.py JSON file; one ERROR case if it has none."""
-    found: list[tuple[str, str, str]] = []
     try:
         with open(path, encoding="utf-8") as f:
-            walk(json.load(f), suite, found)
+            found = list(walk(json.load(f), suite))
     except (OSError, ValueError) as e:
         return [Case(source, suite, "(parse)", "ERROR", f"unreadable results: {e}")]
     if not found:
