@@ -145,16 +145,14 @@ class Data:
     def mutants(self, line: str) -> list[pathlib.Path]:
         return sorted((self.root / "tests" / "mutants" / line).glob("*.patch"))
 
-    def check_run(self, kind: str | None, topology: str | None) -> None:
+    def check_run(self, kind: str, topology: str) -> None:
         """Refuse a combination of kind and topology that cannot work."""
-        k = self.kind(kind) if kind else None
-        t = self.topology(topology) if topology else None
-        if t and t.nodes and not (k and k.numa):
+        k, t = self.kind(kind), self.topology(topology)
+        if t.nodes and not k.numa:
             numa = ", ".join(n for n, v in self.kinds.items() if v.numa)
-            raise DataError(
-                f"topology {t.name} has {len(t.nodes)} NUMA nodes, but kernel kind "
-                f"'{k.name if k else 'main'}' is built without kernel-config/numa.config: "
-                f"choose a kind that has it ({numa})")
+            raise DataError(f"topology {t.name} has {len(t.nodes)} NUMA nodes, but kernel kind "
+                            f"'{k.name}' is built without kernel-config/numa.config: "
+                            f"choose a kind that has it ({numa})")
 
 
 _CPUS = re.compile(r"^(\d+)(?:-(\d+))?$")

@@ -104,22 +104,20 @@ def source_version(src: pathlib.Path) -> str:
     if src.is_dir():
         mk = src / "Makefile"
         return makefile_version(mk.read_text(errors="replace")) if mk.is_file() else ""
-    if src.is_file():
-        try:
-            # The first member names the top directory; stop reading there
-            # (a listing of the whole tarball takes seconds).
-            with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True) as tar:
-                top = (tar.stdout.readline() if tar.stdout else "").split("/", 1)[0].strip()
-                tar.kill()
-            if not top:
-                return ""
-            text = subprocess.run(["tar", "-xOf", str(src), "--occurrence=1", f"{top}/Makefile"],
-                                  capture_output=True, text=True, check=False).stdout
-        except OSError:
-            return ""
-        return makefile_version(text)
-    return ""
+    if not src.is_file():
+        return ""
+    try:
+        # The first member names the top directory; stop reading there
+        # (a listing of the whole tarball takes seconds).
+        with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) as tar:
+            top = (tar.stdout.readline() if tar.stdout else "").split("/", 1)[0].strip()
+            tar.kill()
+        return makefile_version(subprocess.run(
+            ["tar", "-xOf", str(src), "--occurrence=1", f"{top}/Makefile"],
+            capture_output=True, text=True, check=False).stdout) if top else ""
+    except OSError:
+        return ""
 
 
 def select_line(data: Data, env: dict[str, str]) -> LineChoice:
@@ -204,17 +202,16 @@ def validate(data: Data, env: dict[str, str], kind: str | None = None,
     check_numbers(env)
     topology = topology if topology is not None else env.get("TOPOLOGY") or None
     try:
-        if topology:
-            data.topology(topology)
+        t = data.topology(topology) if topology else None
         if kind and data.kind(kind).distro:
             try:
                 sfp_distro.read_source(sfp_distro.source(data, choice.line, env))
             except sfp_distro.DistroError as e:
                 raise InputError(str(e)) from e
-        if topology and (kind or data.topology(topology).nodes):
-            data.check_run(kind or "main", topology)
-        if topology and env.get("MEM"):
-            data.topology(topology).qemu_args(int(env["MEM"]))
+        if t and (kind or t.nodes):
+            data.check_run(kind or "main", t.name)
+        if t and env.get("MEM"):
+            t.qemu_args(int(env["MEM"]))
     except DataError as e:
         raise InputError(str(e)) from e
     return choice

@@ -69,9 +69,7 @@ class Result:
         return n
 
     def to_json(self) -> str:
-        d = dataclasses.asdict(self)
-        d["counts"] = self.counts()
-        return json.dumps(d, indent=1)
+        return json.dumps(dataclasses.asdict(self) | {"counts": self.counts()}, indent=1)
 
 
 def tsv_row(c: Case) -> str:
@@ -95,10 +93,8 @@ def first_splats(console: pathlib.Path, limit: int = 5) -> list[str]:
 def splat_context(console: pathlib.Path, after: int = 25) -> str:
     """The first splat line of CONSOLE and the AFTER lines after it, or ''."""
     lines = _lines(console)
-    for i, line in enumerate(lines):
-        if SPLAT_RE.search(line):
-            return "".join(ln + "\n" for ln in lines[i:i + after + 1])
-    return ""
+    i = next((i for i, ln in enumerate(lines) if SPLAT_RE.search(ln)), None)
+    return "" if i is None else "".join(ln + "\n" for ln in lines[i:i + after + 1])
 
 
 def read(logdir: pathlib.Path) -> Result:
