@@ -224,8 +224,7 @@ def named(data: Data, docs: list[str] | None = None,
     root = data.root
     docs = reference_docs(data) if docs is None else docs
     if targets is None:
-        mk = (root / "Makefile").read_text()
-        targets = set(re.findall(r"^([a-z][a-z0-9-]*)\s*:", mk, re.M))
+        targets = set(re.findall(r"^([a-z][a-z0-9-]*)\s*:", (root / "Makefile").read_text(), re.M))
     problems, checked = [], 0
     for doc in docs:
         text = (root / doc).read_text(errors="replace")
