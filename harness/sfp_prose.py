@@ -77,9 +77,8 @@ def caught_in_table(data: Data, line: str) -> int:
     table: the first one, the current."""
     text = (data.root / data.line(line).mutation_table).read_text()
     start = text.find("| variant |")
-    if start < 0:
-        return 0
-    rows = itertools.takewhile(lambda ln: ln.startswith("|"), text[start:].splitlines()[2:])
+    below = text[start:].splitlines()[2:] if start >= 0 else []
+    rows = itertools.takewhile(lambda ln: ln.startswith("|"), below)
     cells = ([c.strip() for c in ln.strip("|").split("|")] for ln in rows)
     return sum(1 for c in cells if c[0] not in ("patched", "baseline")
                and re.match(r"caught (\d+)/\1$", c[-1]))
