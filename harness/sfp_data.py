@@ -50,9 +50,8 @@ class Line:
     def default_source(self, env: dict[str, str]) -> str:
         """The source taken when KSRC is not given: $SFP_SRC_<LINE>, else
         the tarball of the line's Debian package, else nothing."""
-        if env.get(self.env_var):
-            return env[self.env_var]
-        return f"/usr/src/{self.debian_package}.tar.xz" if self.debian_package else ""
+        return env.get(self.env_var) or (
+            f"/usr/src/{self.debian_package}.tar.xz" if self.debian_package else "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,9 +82,7 @@ class Topology:
     def qemu_args(self, mem_mib: int) -> list[str]:
         """-smp, and per NUMA node a memory backend and a -numa node."""
         args = ["-smp", self.smp]
-        if not self.nodes:
-            return args
-        if mem_mib % len(self.nodes):
+        if self.nodes and mem_mib % len(self.nodes):
             raise DataError(f"topology {self.name}: {mem_mib} MiB of memory do not "
                             f"split into {len(self.nodes)} nodes")
         for i, cpus in enumerate(self.nodes):
