@@ -365,7 +365,6 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     digest = hashlib.sha256(b"".join(f.read_bytes() for f in fragments)).hexdigest()[:16]
     mem_kib = int(_first(_read(pathlib.Path("/proc/meminfo")), r"^MemTotal:\s*(\d+)", r"\1") or 0)
     perf = out("perf", "--version")
-    topos = {t: data.topology(t) for t in b.topologies}
     rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
             ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
             ("newidle_features", b.mode),
@@ -373,7 +372,7 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
                      "(cost-noinline-KERNEL.patch)" if b.cost else "off"),
             ("busy_loops", str(b.busy)),
             *((f"topology_{t}", f"{o.vcpus}\t{o.smp}\t{','.join(o.nodes) or '-'}\t{o.levels}")
-              for t, o in topos.items()),
+              for t, o in ((t, data.topology(t)) for t in b.topologies)),
             *([("boots_at_once", str(b.jobs))] if b.jobs > 1 else []),
             ("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")),
             *([("icount", f"{ICOUNT}; guest: {ICOUNT_APPEND}"),
