@@ -48,10 +48,10 @@ image booted.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import datetime
 import fcntl
+import functools
 import hashlib
 import os
 import pathlib
@@ -63,7 +63,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import IO, Callable, Iterator
+from typing import IO, Callable
 
 from harness import sfp_benchlines
 from harness import sfp_cost
@@ -429,15 +429,6 @@ def run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -
         return _run(b, data, env, say)
 
 
-@contextlib.contextmanager
-def _failing(prefix: str) -> Iterator[None]:
-    """An SfpError raised inside as a BenchError, its message after PREFIX."""
-    try:
-        yield
-    except sfp_errors.SfpError as e:
-        raise BenchError(f"{prefix}{e}") from e
-
-
 def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) -> int:
     bdir = b.build / "bench"
     if b.smoke and b.out == bdir / "smoke" and b.out.exists():
@@ -476,24 +467,26 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
     # The cost mode's one change to both kernels: the newly-idle balance
     # out of line (sfp_cost.noinline_patch), so that the plugin sees it.
     mark: dict[str, list[str]] = {k: [] for k in KERNELS}
+    # Any harness error of a step, as a BenchError that says which step.
+    _failing = functools.partial(sfp_errors.raised_as, BenchError, sfp_errors.SfpError)
     for k in KERNELS if plugin else ():
         src = subprocess.run(["git", "-C", str(b.tree), "show", f"{b.refs[k]}:kernel/sched/fair.c"],
                              capture_output=True, text=True, check=False)
         if src.returncode:
             raise BenchError(f"{k}: no kernel/sched/fair.c at {b.refs[k]} in {b.tree}")
-        with _failing(f"{k}: "):
+        with _failing(prefix=f"{k}: "):
             (out / f"cost-noinline-{k}.patch").write_text(sfp_cost.noinline_patch(src.stdout))
         mark[k] = [str(out / f"cost-noinline-{k}.patch")]
     for k in KERNELS:
         with stages.stage(f"build {k} ({b.refs[k]})"), \
-                _failing(f"building {k} ({b.refs[k]}) failed: "):
+                _failing(prefix=f"building {k} ({b.refs[k]}) failed: "):
             req = sfp_run.RunRequest(kind="bench", ref=b.refs[k], patches=tuple(mark[k]),
                                      name=f"bench-{k}", guest_args=guest, build_only=True,
                                      reproducible=b.reproducible, choice=b.choice)
             sfp_run.execute(sfp_run.plan_request(data, env, req), data, env, say)
     offs = {}
     for k in KERNELS:
-        with _failing(f"cannot compute the field offsets of {k}: "):
+        with _failing(prefix=f"cannot compute the field offsets of {k}: "):
             offs[k] = ",".join(f"{n}:{o}" for n, o in offsets(objs[k]))
     # The same options set on both sides (patched's tree also knows the
     # unset options of the test patches).
@@ -505,7 +498,7 @@ def _run(b: Bench, data: Data, env: dict[str, str], say: Callable[[str], None]) 
     (out / "meta.tsv").write_text(meta(b, data, offs, fragments))
     syms = {}
     for k in KERNELS if plugin else ():
-        with _failing(f"{k}: "):
+        with _failing(prefix=f"{k}: "):
             sy = sfp_cost.symbols(objs[k])
         syms[k] = out / f"cost-symbols-{k}.txt"
         syms[k].write_text(sy.text())

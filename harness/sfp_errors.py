@@ -2,6 +2,10 @@
 """The harness's errors: every module's own error class derives from
 Refused or Failed, and ./sfp ends with its status and one 'sfp: error:'
 line (docs/harness.md, "Exit statuses")."""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
 
 
 class SfpError(Exception):
@@ -18,3 +22,13 @@ class Refused(SfpError):
 class Failed(SfpError):
     """A step that could not be done, or did not succeed: exit status 1,
     as a run whose cases failed."""
+
+
+@contextlib.contextmanager
+def raised_as(error: type[SfpError], *caught: type[Exception],
+              prefix: str = "") -> Iterator[None]:
+    """CAUGHT, raised inside, raised again as ERROR with its message after PREFIX."""
+    try:
+        yield
+    except caught as e:
+        raise error(f"{prefix}{e}") from e

@@ -41,7 +41,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, TextIO, TypeVar, cast
+from typing import Any, Callable, Iterable, TextIO, TypeVar, cast
 
 from harness import sfp_boot
 from harness import sfp_build
@@ -72,15 +72,6 @@ class RunRefused(sfp_errors.Refused):
 
 class RunFailed(sfp_errors.Failed):
     """A stage failed; the scripts said why on stderr."""
-
-
-@contextlib.contextmanager
-def _as(error: type[sfp_errors.SfpError], *caught: type[Exception]) -> Iterator[None]:
-    """CAUGHT, raised inside, raised again as ERROR with its message."""
-    try:
-        yield
-    except caught as e:
-        raise error(str(e)) from e
 
 
 # The layout of a line's build directory B (kernel_logs, kernel_wt,
@@ -177,7 +168,7 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
          images: str = "", reproducible: bool = False,
          choice: sfp_env.LineChoice | None = None) -> Run:
     """The Run the flags and ENV ask for (on CHOICE's line), or RunRefused: nothing touched."""
-    with _as(RunRefused, sfp_env.InputError):
+    with sfp_errors.raised_as(RunRefused, sfp_env.InputError):
         choice = sfp_env.validate(data, env, kind=kind or None, choice=choice)
     pats = [pathlib.Path(p).resolve() for p in patches or []]
     append = env.get("APPEND", "")
@@ -197,7 +188,7 @@ def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref
         if not f.is_file():
             raise RunRefused(f"'{f}' not found")
     if not boot_only:
-        with _as(RunRefused, sfp_guest.GuestError):
+        with sfp_errors.raised_as(RunRefused, sfp_guest.GuestError):
             sfp_guest.check_inputs(sfp_guest.from_flags(pathlib.Path(), pathlib.Path(), None,
                                                         guest_args or []))
     if tree and not pathlib.Path(tree).is_dir():
@@ -314,7 +305,7 @@ def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
            f"  tree:    {tree}"]
     src = sfp_prepare.wt_meta(tree, "source")
     if src:
-        with _as(RunRefused, sfp_series.SeriesError):
+        with sfp_errors.raised_as(RunRefused, sfp_series.SeriesError):
             series = sfp_series.load(patches)
         out.append(f"  source:  {src}")
         out += [f"  patch:   {name}\t{state}" for name, state in sfp_series.states(tree, series)]
@@ -443,7 +434,7 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
     tree = run.built_tree() if run.boot_only else run.tree
     if tree is None:
         # A bad setting found now is a failed run, not one refused before any work.
-        with stages.stage("tree"), _as(RunFailed, sfp_env.InputError):
+        with stages.stage("tree"), sfp_errors.raised_as(RunFailed, sfp_env.InputError):
             sfp_prepare.prepare(data, env, "", "", say, run.choice)
             tree = run.build / "tree"
             if run.ref:
@@ -474,7 +465,7 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
         # After the build, a refused boot is a failed run, not one refused
         # before any work. BootNoResult (no report, so no results.tsv) ends
         # the run: the boot is judged 'no result'.
-        with _as(RunFailed, sfp_boot.BootRefused):
+        with sfp_errors.raised_as(RunFailed, sfp_boot.BootRefused):
             problem = sfp_boot.boot(req, data, say)
         if problem:
             sys.stderr.write(sfp_boot.last_lines(req.logdir / "console.log"))
