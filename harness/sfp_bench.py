@@ -70,6 +70,7 @@ from harness import sfp_cost
 from harness import sfp_prepare
 from harness import sfp_env
 from harness import sfp_repeat
+from harness import sfp_results
 from harness import sfp_run
 from harness.sfp_data import ROOT, Data
 from harness import sfp_errors
@@ -312,10 +313,6 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
                  header, busy, seed, env.get("BENCH_APPEND", ""))
 
 
-def _read(path: pathlib.Path) -> str:
-    return path.read_text(errors="replace") if path.is_file() else ""
-
-
 def _first(text: str, pattern: str, fmt: str) -> str:
     """FMT expanded from the first line of TEXT that PATTERN matches, or ''."""
     return next((m.expand(fmt) for ln in text.splitlines() if (m := re.match(pattern, ln))), "")
@@ -324,7 +321,7 @@ def _first(text: str, pattern: str, fmt: str) -> str:
 def progress_figures(guest_log: pathlib.Path) -> tuple[str, str, str]:
     """rr, mix and pool's headline figures from a boot's guest log, for the
     progress line ('' where a figure is missing)."""
-    text = _read(guest_log)
+    text = sfp_results.text(guest_log)
     return (_first(text, r"^sfp-bench rr count .*tps=([0-9.]*).* newidle_per_idle=([0-9.]*)",
                    r"\2 newly-idle attempts per idle entry, \1 tps"),
             _first(text, r"^sfp-bench mix lb level=all .* lb_gained=([0-9]*)", r"\1 tasks gained"),
@@ -335,13 +332,13 @@ def progress_figures(guest_log: pathlib.Path) -> tuple[str, str, str]:
 def boot_status(log: pathlib.Path) -> str:
     """'ok', or what went wrong with the boot whose logs are in LOG (and
     sfp run's output in LOG.boot)."""
-    out = _read(pathlib.Path(f"{log}.boot"))
-    rows = _read(log / "results.tsv").splitlines()
+    out = sfp_results.text(pathlib.Path(f"{log}.boot"))
+    rows = sfp_results.text(log / "results.tsv").splitlines()
     if not rows or any(r.startswith("boot\t") for r in rows):
         why = next((ln for ln in out.splitlines() if "sfp: error" in ln),
                    (out.splitlines() or [""])[-1])
         return f"boot failed ({why})"
-    guest = _read(log / "guest.log")
+    guest = sfp_results.text(log / "guest.log")
     if not re.search(r"^sfp-end: sfp_bench rc=0", guest, re.M):
         why = next((ln for ln in guest.splitlines() if "sfp-bench error" in ln), "see guest.log")
         return f"workload failed: {why}"
@@ -363,7 +360,8 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
     names = ["kernel-config/" + str(f).split("/kernel-config/", 1)[1]
              if "/kernel-config/" in str(f) else str(f) for f in fragments]
     digest = hashlib.sha256(b"".join(f.read_bytes() for f in fragments)).hexdigest()[:16]
-    mem_kib = int(_first(_read(pathlib.Path("/proc/meminfo")), r"^MemTotal:\s*(\d+)", r"\1") or 0)
+    read = sfp_results.text
+    mem_kib = int(_first(read(pathlib.Path("/proc/meminfo")), r"^MemTotal:\s*(\d+)", r"\1") or 0)
     perf = out("perf", "--version")
     rows = [("command", b.command), ("topologies", " ".join(b.topologies)),
             ("dur", str(b.duration)), ("reps", str(b.reps)), ("mem", str(b.mem)),
@@ -387,11 +385,11 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
             *((f"commit_{k}", out("git", "-C", str(sfp_run.kernel_wt(b.build, f"bench-{k}")),
                                   "log", "-1", "--format=%H %s").stdout.strip()) for k in KERNELS),
             ("config", f"{' '.join(names)} (sha256 {digest})"),
-            ("host_cpu", _first(_read(pathlib.Path("/proc/cpuinfo")), r"^model name\s*: (.*)$",
+            ("host_cpu", _first(read(pathlib.Path("/proc/cpuinfo")), r"^model name\s*: (.*)$",
                                 r"\1")),
             ("host_cpus", str(os.cpu_count())),
             ("host_mem", f"{mem_kib / 1048576:.1f} GiB"),
-            ("host_os", _first(_read(pathlib.Path("/etc/os-release")),
+            ("host_os", _first(read(pathlib.Path("/etc/os-release")),
                                r'^PRETTY_NAME="?([^"]*)"?$', r"\1")),
             ("qemu", (out("qemu-system-x86_64", "--version").stdout.splitlines() or [""])[0]),
             ("perf", perf.stdout.strip() if perf.returncode == 0 else "none"),
