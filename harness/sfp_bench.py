@@ -178,15 +178,7 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 
 # --- a run ---------------------------------------------------------------------
 
-# --icount: a guest that runs the same, instruction for instruction, when
-# booted again with the same seed, whatever the host does: guest time is
-# the instruction count, and the random numbers (-seed), the RTC and the
-# kernel's placement (nokaslr) are fixed. hpet=disable: under -icount with
-# the HPET as the global clock, jiffies advanced 50 in 25 LAPIC periods, the
-# kernel's LAPIC timer check failed and it ran without one-shot timers or
-# NOHZ; with the PIT the check passes (docs/bench/README.md).
-ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
-ICOUNT_APPEND = "hpet=disable nokaslr"
+ICOUNT, ICOUNT_APPEND = sfp_env.ICOUNT, sfp_env.ICOUNT_APPEND  # --icount's machine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,8 +239,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
         topos, duration, reps = ["smp2"], "3", "1"
     accel = sfp_env.accel(env)
     qopts = env.get("QEMU_OPTS", "") if qemu_opts is None else qemu_opts
-    clash = [o for o in ("-icount", "-seed", "-rtc") if o in qopts.split()]
-    no_icount = data.lines[choice.line].no_icount
+    icount_no = sfp_env.icount_refused(data, choice.line, env, qopts) if seed is not None else ""
     for bad, why in (
             (not duration.isdigit() or int(duration) == 0,
              f"-d wants a whole number of seconds > 0, not '{duration}'"),
@@ -262,11 +253,7 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             (cost and accel != "tcg",
              f"--cost needs QEMU's TCG (its plugins see no KVM guest), not ACCEL={accel}"),
             (seed is not None and seed < 0, f"--seed wants a number, 0 or more, not {seed}"),
-            (seed is not None and accel != "tcg", f"--icount needs QEMU's TCG, not ACCEL={accel}"),
-            (seed is not None and no_icount, f"--icount: not on {choice.line} (sfp.toml "
-             f"lines.\"{choice.line}\".no_icount): {no_icount}"),
-            (seed is not None and clash, f"--icount sets {', '.join(clash)} itself: leave "
-             f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")):
+            (bool(icount_no), icount_no)):
         if bad:
             raise BenchRefused(why)
     counts = {}

@@ -44,6 +44,31 @@ class BootSettings:
 
 BOOT_DEFAULTS = BootSettings()
 
+# A guest that runs the same, instruction for instruction, when booted
+# again from the same bytes with the same -seed, whatever the host does:
+# guest time is the instruction count, and the random numbers (-seed), the
+# RTC and the kernel's placement (nokaslr) are fixed. hpet=disable: under
+# -icount with the HPET as the global clock, jiffies advanced 50 in 25
+# LAPIC periods, the kernel's LAPIC timer check failed and it ran without
+# one-shot timers or NOHZ; with the PIT the check passes
+# (docs/bench/README.md). sfp bench --icount and sfp mutate --icount.
+ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
+ICOUNT_APPEND = "hpet=disable nokaslr"
+
+
+def icount_refused(data: Data, line: str, env: dict[str, str], qemu_opts: str) -> str:
+    """Why --icount cannot boot LINE's guests with QEMU_OPTS ('' if it can)."""
+    clash = [o for o in ("-icount", "-seed", "-rtc") if o in qemu_opts.split()]
+    if accel(env) != "tcg":
+        return f"--icount needs QEMU's TCG, not ACCEL={accel(env)}"
+    if data.lines[line].no_icount:
+        return (f"--icount: not on {line} (sfp.toml lines.\"{line}\".no_icount): "
+                f"{data.lines[line].no_icount}")
+    if clash:
+        return (f"--icount sets {', '.join(clash)} itself: leave "
+                f"{'it' if len(clash) == 1 else 'them'} out of -Q/QEMU_OPTS")
+    return ""
+
 
 def accel(env: dict[str, str]) -> str:
     """ENV's ACCEL, or the default (nothing else read: a caller that boots

@@ -126,7 +126,7 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
             msgs.append(f"{v.name} boot {b}: no verdict: the precondition of "
                         f"{' '.join(skip)} was not met")
         caught += every and not skip
-        msgs.append(f"{v.name} boot {b}: failed: {''.join(f + '; ' for f in failed) or '; '}")
+        msgs.append(f"{v.name} boot {b}: failed: {'; '.join(failed) or 'none'}")
     col = "".join(f"{f}; " if nfail[f] == boots else f"{f} ({nfail[f]}/{boots}); "
                   for f in sorted(nfail))
     catches = [f for f in sorted(nfail) if nfail[f] == boots and v.expect]

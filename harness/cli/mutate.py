@@ -41,6 +41,13 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         names = args.variants or ["patched"] + sorted(p.stem for p in mdir.glob("*.patch"))
     else:
         names = args.variants or (["patched"] + [m.stem for m in d.mutants(line)] + ["baseline"])
+    if args.icount and not args.from_logs:
+        qopts, append = env.get("QEMU_OPTS", ""), env.get("APPEND", "")
+        why = sfp_env.icount_refused(d, line, env, qopts)
+        if why:
+            raise Refuse(why)
+        env = dict(env, QEMU_OPTS=f"{qopts} {sfp_env.ICOUNT} -seed 1".strip(),
+                   APPEND=f"{append} {sfp_env.ICOUNT_APPEND}".strip())
     if args.into and not (ROOT / args.into).is_file():
         raise Refuse(f"--into {args.into}: no such table in the repository (see --help)")
     for n in names:
@@ -61,7 +68,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         patch = {"patched": (), "baseline": (str(out / "selftests.patch"),)}.get(
             n, (str(mdir / f"{n}.patch"),))
         return sfp_run.RunRequest(ref="baseline" if n == "baseline" else "patched",
-                                  patches=patch, choice=choice)
+                                  patches=patch, choice=choice, reproducible=args.icount)
 
     here = not args.from_logs and not args.jobs  # each variant built and booted in turn
     build_rc: dict[str, int] = {}
@@ -261,6 +268,13 @@ Needs a prepared work tree (make prepare)."""))
                         "made anew from the work tree into $BUILD/LINE/mutants-gen, each 'expect: "
                         "any'; logs and table under $BUILD/LINE/mutate-gen (the control is "
                         "booted too)")
+    p.add_argument("--icount", action="store_true",
+                   help="deterministic guests, as sfp bench --icount: guest time counted in "
+                        "instructions, the RTC, the random numbers (-seed 1) and the kernel's "
+                        "placement fixed, each kernel built with a fixed number and time. "
+                        "Every boot of a variant is then the same boot, whatever else the host "
+                        "runs, so -k 1 is the whole verdict, and a job set's table is the run "
+                        "in turn's. Not on a line with sfp.toml no_icount (6.1)")
     p.add_argument("variants", nargs="*", metavar="VARIANT")
     p.set_defaults(func=cmd_mutate)
     p = sub.add_parser("mutants", help="make every one-line mutant of the mechanisms by rule",

@@ -63,3 +63,16 @@ class Exits(unittest.TestCase):
             self.assertIn(why, r.stderr)
             self.assertEqual(sum("error:" in ln for ln in r.stderr.splitlines()), 1, r.stderr)
             self.assertFalse((ROOT / "build-test-errors-unused").exists())
+
+    def test_mutate_icount_refusals(self):
+        # --icount's machine is its own: a line whose guests hang under it,
+        # or QEMU options that would change it, are refused before any work
+        for extra, why in (({"LINE": "6.1"}, "--icount: not on 6.1 (sfp.toml"),
+                           ({"QEMU_OPTS": "-seed 3"}, "--icount sets -seed itself"),
+                           ({"ACCEL": "kvm"}, "--icount needs QEMU's TCG, not ACCEL=kvm")):
+            env = dict(os.environ, BUILD=str(ROOT / "build-test-errors-unused"), **extra)
+            r = subprocess.run([str(ROOT / "sfp"), "mutate", "--icount", "-k", "1"],
+                               capture_output=True, text=True, env=env, check=False)
+            self.assertEqual(r.returncode, 2, (extra, r.stderr))
+            self.assertIn(why, r.stderr)
+            self.assertFalse((ROOT / "build-test-errors-unused").exists())
