@@ -104,11 +104,18 @@ class Report(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("KUnit tests are configured but the console has no KTAP", out)
 
-    def test_a_guest_that_never_finished_is_refused(self):
-        (self.log / "console.log").write_text("KTAP version 1\nok 1 x\n")
+    def test_a_guest_that_never_finished_keeps_the_kunit_cases(self):
+        # the guest hung in its first program: the KUnit cases that ran
+        # before are results, and the unfinished programs an error
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 good\nnot ok 2 bad\n")
         (self.log / "guest.log").write_text("sfp-begin: kselftest\nok 1 a\n")
-        with self.assertRaisesRegex(sfp_report.ReportError, "no guest program finished"):
-            self.run_report()
+        rc, out = self.run_report()
+        self.assertEqual(rc, 1)
+        rows = (self.log / "results.tsv").read_text().splitlines()
+        self.assertTrue(any(r.startswith("kunit\t") and "\tgood\tPASS" in r for r in rows), rows)
+        self.assertTrue(any(r.startswith("kunit\t") and "\tbad\tFAIL" in r for r in rows), rows)
+        self.assertTrue(any(r.startswith("guest\tguest\t(programs)\tERROR\tno guest program "
+                                         "finished") for r in rows), rows)
 
     def test_bad_input(self):
         with self.assertRaisesRegex(sfp_report.ReportError, "no console.log"):
