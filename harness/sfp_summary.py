@@ -20,7 +20,9 @@ def walk(group: dict, suite: str) -> Iterator[tuple[str, str, str]]:
     """A kunit.py JSON group flattened into (suite, test, status) rows."""
     name = group.get("name") or suite
     name = suite if name == "KUnit Test Group" else name
-    yield from ((name, case["name"], case["status"]) for case in group.get("test_cases", []))
+    # kunit.py names no test the log ended before: an unfinished one
+    yield from ((name, case["name"] or "(unfinished)", case["status"])
+                for case in group.get("test_cases", []))
     for sub in group.get("sub_groups", []):
         yield from walk(sub, sub.get("name") or name)
 

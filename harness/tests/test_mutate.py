@@ -125,6 +125,12 @@ class Rules(unittest.TestCase):
         self.assertEqual(r.catches, ["s.a", "s.b"])
         self.assertEqual(r.failed_col, "s.a; s.b; s.c (1/2); ")
 
+    def test_a_name_failed_twice_in_a_boot_counts_once(self):
+        # kunit.py's unfinished tests of a log cut short share one name
+        r = sfp_mutate.judge(self.v, 1, [res(("a", "FAIL", ""), ("(unfinished)", "ERROR", ""),
+                                             ("(unfinished)", "ERROR", ""))], pathlib.Path("/o"))
+        self.assertEqual(r.failed_col, "s.(unfinished); s.a; ")
+
 
 class Debug(unittest.TestCase):
     """The debug kernel's verdicts: a splat counts as a failure."""

@@ -77,6 +77,13 @@ class FromLogs(unittest.TestCase):
         cases = sfp_summary.from_json("kunit", "kunit", j)
         self.assertEqual([(c.suite, c.test, c.status) for c in cases],
                          [("sched_fair_model", "model_set_side", "PASS")])
+        # a log cut short: kunit.py gives the tests it never saw no name
+        cut = self.d / "cut.json"
+        cut.write_text('{"name": "KUnit Test Group", "test_cases": [{"name": "", "status": '
+                       '"ERROR"}], "sub_groups": []}')
+        self.assertEqual([(c.suite, c.test, c.status) for c in
+                          sfp_summary.from_json("kunit", "kunit", cut)],
+                         [("kunit", "(unfinished)", "ERROR")])
         bad = self.d / "bad.json"
         bad.write_text("{")
         self.assertEqual(sfp_summary.from_json("kunit", "kunit", bad)[0].status, "ERROR")
