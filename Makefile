@@ -31,7 +31,8 @@ help:
 	@echo "make mutate [MUTATE_BOOTS=5] [MUTATE_DEBUG_BOOTS=1]  every mutant of"
 	@echo "                tests/mutants/LINE/ and baseline, each booted MUTATE_BOOTS times,"
 	@echo "                and MUTATE_DEBUG_BOOTS times on the debug kernel; table of catching cases;"
-	@echo "                MUTATE_ICOUNT=1: deterministic guests (sfp mutate --icount)"
+	@echo "                MUTATE_ICOUNT=1: deterministic guests (sfp mutate --icount; every boot"
+	@echo "                of a variant the same, so MUTATE_BOOTS=1 is the whole verdict)"
 	@echo "make mutate-generated [GEN_BOOTS=1]  every mutant made by rule (./sfp mutants:"
 	@echo "                one-line mutations of the mechanisms and their call sites), each booted;"
 	@echo "                survivors triaged in tests/mutgen/LINE.toml ($(BUILD)/LINE/mutate-gen/table.md)"
@@ -128,7 +129,7 @@ kunit: prepare
 MUTATE_BOOTS ?= 5
 MUTATE_DEBUG_BOOTS ?= 1
 mutate: prepare
-	./sfp mutate -k $(MUTATE_BOOTS) --debug-boots $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT) $(if $(MUTATE_ICOUNT),--icount)
+	./sfp mutate -k $(MUTATE_BOOTS) --debug-boots $(MUTATE_DEBUG_BOOTS) $(BOOT_JOBS_OPT) $(if $(filter 1,$(MUTATE_ICOUNT)),--icount)
 
 GEN_BOOTS ?= 1
 mutate-generated: prepare

@@ -271,6 +271,8 @@ def case_tier(case: str, tiers: dict[str, str]) -> str:
     kselftest program (kselftest.PROGRAM) is the certification tier's;
     'guest' for what no source defines."""
     suite, _, name = case.partition(".")
+    if name.startswith("("):  # a guest run or a test the log ended before: no tier's case
+        return "guest"
     if suite == "kselftest":
         return "certification"
     return tiers.get(f"case:{name}", tiers.get(suite, "guest"))

@@ -28,6 +28,14 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                       (args.jobs < 0, "-j needs a number of boots at once, 1 or more")):
         if bad:
             raise Refuse(f"{what} (see --help)")
+    if args.icount:
+        qopts, append = env.get("QEMU_OPTS", ""), env.get("APPEND", "")
+        why = ("--icount says how guests boot, and --from-logs boots none" if args.from_logs
+               else sfp_env.icount_refused(d, line, env, qopts))
+        if why:
+            raise Refuse(why)
+        env = dict(env, QEMU_OPTS=f"{qopts} {sfp_env.ICOUNT} -seed 1".strip(),
+                   APPEND=f"{append} {sfp_env.ICOUNT_APPEND}".strip())
     wt, mdir, out = build / "tree", ROOT / "tests" / "mutants" / line, build / "mutate"
     if args.generated:
         if args.into:
@@ -41,13 +49,6 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         names = args.variants or ["patched"] + sorted(p.stem for p in mdir.glob("*.patch"))
     else:
         names = args.variants or (["patched"] + [m.stem for m in d.mutants(line)] + ["baseline"])
-    if args.icount and not args.from_logs:
-        qopts, append = env.get("QEMU_OPTS", ""), env.get("APPEND", "")
-        why = sfp_env.icount_refused(d, line, env, qopts)
-        if why:
-            raise Refuse(why)
-        env = dict(env, QEMU_OPTS=f"{qopts} {sfp_env.ICOUNT} -seed 1".strip(),
-                   APPEND=f"{append} {sfp_env.ICOUNT_APPEND}".strip())
     if args.into and not (ROOT / args.into).is_file():
         raise Refuse(f"--into {args.into}: no such table in the repository (see --help)")
     for n in names:
@@ -107,6 +108,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         (f" --debug-boots {args.debug_boots}" if args.debug_boots else "") + \
         (f" -j {args.jobs}" if args.jobs and not args.from_logs else "") + \
         (" --from-logs" if args.from_logs else "") + (" --generated" if args.generated else "") + \
+        (" --icount" if args.icount else "") + \
         "".join(" " + n for n in args.variants)
     text, ok, none_left = sfp_mutate.table(d, line, verdicts, made_by, debugs)
     if args.generated:

@@ -69,9 +69,11 @@ class Exits(unittest.TestCase):
         # or QEMU options that would change it, are refused before any work
         for extra, why in (({"LINE": "6.1"}, "--icount: not on 6.1 (sfp.toml"),
                            ({"QEMU_OPTS": "-seed 3"}, "--icount sets -seed itself"),
-                           ({"ACCEL": "kvm"}, "--icount needs QEMU's TCG, not ACCEL=kvm")):
+                           ({"ACCEL": "kvm"}, "--icount needs QEMU's TCG, not ACCEL=kvm"),
+                           ({"FROM_LOGS": "1"}, "--from-logs boots none")):
             env = dict(os.environ, BUILD=str(ROOT / "build-test-errors-unused"), **extra)
-            r = subprocess.run([str(ROOT / "sfp"), "mutate", "--icount", "-k", "1"],
+            more = ["--from-logs"] if extra.pop("FROM_LOGS", "") else []
+            r = subprocess.run([str(ROOT / "sfp"), "mutate", "--icount", "-k", "1", *more],
                                capture_output=True, text=True, env=env, check=False)
             self.assertEqual(r.returncode, 2, (extra, r.stderr))
             self.assertIn(why, r.stderr)

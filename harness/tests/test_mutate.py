@@ -79,6 +79,10 @@ class Tiers(unittest.TestCase):
         self.assertEqual(sfp_mutate.case_tier("kselftest.selftests: sched: x", self.tiers),
                          "certification")
         self.assertEqual(sfp_mutate.case_tier("guest_state.no_cgroups_left", self.tiers), "guest")
+        # a suite's test its log ended before, or the guest run itself, is no tier's case
+        self.assertEqual(sfp_mutate.case_tier("sched_fair_overload_set.(unfinished)", self.tiers),
+                         "guest")
+        self.assertEqual(sfp_mutate.case_tier("boot.(guest run)", self.tiers), "guest")
 
     def test_a_moved_case_counts_where_it_is_defined(self):
         # Saved boots from before sub_never_clears moved to the
