@@ -459,18 +459,55 @@ def clear_run_logs(root: pathlib.Path | None = None, say=print) -> None:
         say(f"removed {len(left)} job logs no client took from {root}")
 
 
+def descendants(pid: int, proc: pathlib.Path = pathlib.Path("/proc")) -> list[int]:
+    """Every live process below PID, in its own process group or not."""
+    children: dict[int, list[int]] = {}
+    for stat in proc.glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _gone(pids: list[int], timeout: float) -> bool:
+    """Whether every one of PIDS has exited, waiting up to TIMEOUT seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        left = [p for p in pids if pathlib.Path(f"/proc/{p}").exists()]
+        if not left or time.monotonic() >= end:
+            return not left
+        time.sleep(0.2)
+
+
 def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:
-    """Stop what sfp lab up started: its processes, then (unless
-    KEEP_DATABASE) the PostgreSQL clusters it started."""
+    """Stop what sfp lab up started: its processes and theirs (a worker's
+    lava-run and QEMU run in process groups of their own and would
+    outlive it), then (unless KEEP_DATABASE) the PostgreSQL clusters it
+    started."""
     for pidfile in _pidfiles(lab):
         if _alive(pidfile):
+            below = descendants(int(pidfile.read_text()))
             _stop(pidfile)
+            for p in below:
+                with contextlib.suppress(OSError):
+                    os.kill(p, signal.SIGTERM)
             # Gone before this returns: a lab brought up next must not
-            # find the old server still answering.
+            # find the old server still answering, nor a job's QEMU running.
             end = time.monotonic() + 20
             while _alive(pidfile) and time.monotonic() < end:
                 time.sleep(0.2)
-            say(f"stopped {pidfile.stem}")
+            if not _gone(below, 20):
+                for p in below:
+                    with contextlib.suppress(OSError):
+                        os.kill(p, signal.SIGKILL)
+            say(f"stopped {pidfile.stem}" + (f" and {len(below)} processes it started"
+                                            if below else ""))
         pidfile.unlink(missing_ok=True)
     started = lab / "postgresql-started"
     if started.is_file() and not keep_database:

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -845,6 +847,30 @@ class Resubmission(unittest.TestCase):
         self.lab.clear_run_logs(self.d / "devices", say=said.append)
         self.assertEqual(sorted(f.name for f in dev.iterdir()), ["console.log", "notes.log"])
         self.assertEqual(said, [f"removed 2 job logs no client took from {self.d / 'devices'}"])
+
+    def test_lab_down_stops_what_a_worker_started(self):
+        # a worker's lava-run and QEMU run in sessions of their own: killing
+        # the worker's process group leaves them, so lab down stops them too
+        lab = self.d / "lab"
+        lab.mkdir()
+        worker = subprocess.Popen(["sh", "-c", "setsid sleep 60 & exec sleep 60"],
+                                  start_new_session=True)
+        (lab / "sfp-worker-1.pid").write_text(str(worker.pid))
+        for _ in range(100):
+            below = self.lab.descendants(worker.pid)
+            if below:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(below), 1)
+        said = []
+        reaper = threading.Thread(target=worker.wait)  # not a zombie once stopped
+        reaper.start()
+        with mock.patch.object(self.lab, "_run", lambda *a, **k: None), \
+                mock.patch.object(self.lab, "clear_run_logs", lambda **k: None):
+            self.lab.down(lab, say=said.append)
+        reaper.join(timeout=10)
+        self.assertFalse(pathlib.Path(f"/proc/{below[0]}").exists())
+        self.assertEqual(said, ["stopped sfp-worker-1 and 1 processes it started"])
 
     def test_restart_keeps_the_database(self):
         # lab up restarts the server after making its database: the
