@@ -235,25 +235,30 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
         done, taps = split_guest(_read(guest_log))
         for name, tap in taps.items():
             _write(logdir / f"guest-{name}.tap", tap)
-        if not done:
-            # A guest lost in its programs: the KUnit cases that ran before
-            # are results all the same (a hang in the kernel that follows a
-            # case's failure must not hide it).
-            extra.append("guest\tguest\t(programs)\tERROR\tno guest program finished "
-                         f"(no 'sfp-end:' line in {guest_log})\n")
+        if not done and not taps:
+            extra.append("guest\tguest\t(programs)\tERROR\tno guest program began "
+                         f"(no 'sfp-begin:' line in {guest_log})\n")
         _write(logdir / "guest-rc.tsv", "".join(f"{p.name}\t{p.rc}\n" for p in done))
-        for p in done:
-            parse(f"guest-{p.name}", "guest", p.name)
-            if p.name == "kselftest":
+        ended = {p.name: p.rc for p in done}
+        # A program that never ended (the guest hung or was stopped in it):
+        # the cases it printed before are results all the same, and a row
+        # says it did not end.
+        for name in [p.name for p in done] + [n for n in taps if n not in ended]:
+            parse(f"guest-{name}", "guest", name)
+            if name == "kselftest":
                 tests = split_kselftest(_read(logdir / "guest-kselftest.tap"))
                 _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
                 for t, tap in tests:
                     _write(logdir / f"kselftest-{t}.tap", tap)
                     parse(f"kselftest-{t}", "guest", t)
-            js = logdir / f"guest-{p.name}.json"
+            if name not in ended:
+                extra.append(f"guest\t{name}\t(unfinished)\tERROR\tthe program did not end "
+                             f"(no 'sfp-end: {name}' line in {guest_log})\n")
+                continue
+            js = logdir / f"guest-{name}.json"
             failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))
-            if p.rc != "0" and not failed:
-                extra.append(f"guest\t{p.name}\t(exit status)\tFAIL\texited with {p.rc}\n")
+            if ended[name] != "0" and not failed:
+                extra.append(f"guest\t{name}\t(exit status)\tFAIL\texited with {ended[name]}\n")
     lava = logdir / "lava" / "lava-results.tsv"
     if lava.is_file():
         extra += lava_rows(lava, inputs, done)

@@ -114,8 +114,19 @@ class Report(unittest.TestCase):
         rows = (self.log / "results.tsv").read_text().splitlines()
         self.assertTrue(any(r.startswith("kunit\t") and "\tgood\tPASS" in r for r in rows), rows)
         self.assertTrue(any(r.startswith("kunit\t") and "\tbad\tFAIL" in r for r in rows), rows)
+        # and the program it hung in: the cases it printed, and a row saying it did not end
+        self.assertTrue(any(r.startswith("guest\t") and "\ta\tPASS" in r for r in rows), rows)
+        self.assertTrue(any(r.startswith("guest\tkselftest\t(unfinished)\tERROR\tthe program "
+                                         "did not end") for r in rows), rows)
+
+    def test_a_guest_that_began_no_program(self):
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 good\n")
+        (self.log / "guest.log").write_text("")
+        rc, out = self.run_report()
+        self.assertEqual(rc, 1)
+        rows = (self.log / "results.tsv").read_text().splitlines()
         self.assertTrue(any(r.startswith("guest\tguest\t(programs)\tERROR\tno guest program "
-                                         "finished") for r in rows), rows)
+                                         "began") for r in rows), rows)
 
     def test_bad_input(self):
         with self.assertRaisesRegex(sfp_report.ReportError, "no console.log"):
