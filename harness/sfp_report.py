@@ -188,7 +188,10 @@ def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
     """LAVA's records of a boot (LAVA's lava-results.tsv), compared case by
     case with what kunit.py read from the same boot's streams (INPUTS,
     before the guest's skip rule) and the guest programs' exit statuses
-    (DONE): a failed row for each disagreement."""
+    (DONE): a failed row for each disagreement. A row named '(...)' is
+    the harness's own (kunit.py's '(unfinished)' for a test the log ended
+    before, '(no tests)', '(parse)'): the guest prints no case line for
+    it, so LAVA has no record of it to compare."""
     logs = [(c.source, c.name, c.status) for source, suite, path in inputs
             for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
             if not c.test.startswith("(")]
