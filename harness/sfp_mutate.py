@@ -115,7 +115,7 @@ def judge(v: Variant, boots: int, results: list[Result | None], out: pathlib.Pat
             break
         if v.name == "patched":
             cases = [c.name for c in res.cases]
-        failed = sorted(set(res.failed))  # a name failed twice in a boot counts once
+        failed = sorted(res.failed)
         nfail.update(failed)
         passed += not failed
         missed, skip, _ = expected_failures([] if v.expect == "any" else v.expect.split(), res)
@@ -180,7 +180,7 @@ def judge_debug(v: Variant, results: list[Result | None]) -> DebugVerdict:
     for b, res in enumerate(results, 1):
         splats = res.splats if res else []
         splat = next((x for x in splats if v.splat and v.splat in x), splats[0] if splats else "")
-        failed = sorted(set(res.failed)) if res else []
+        failed = sorted(res.failed) if res else []
         if not res or (not res.cases and not splat):
             seen.append(f"boot {b}: no result")
             continue

@@ -55,7 +55,8 @@ class Result:
 
     @property
     def failed(self) -> list[str]:
-        return [c.name for c in self.cases if c.failed]
+        """The failed cases' names, each once (kunit.py's '(unfinished)' may repeat)."""
+        return list(dict.fromkeys(c.name for c in self.cases if c.failed))
 
     @property
     def precondition_skips(self) -> list[str]:
