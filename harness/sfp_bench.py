@@ -178,9 +178,6 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
 
 # --- a run ---------------------------------------------------------------------
 
-ICOUNT, ICOUNT_APPEND = sfp_env.ICOUNT, sfp_env.ICOUNT_APPEND  # --icount's machine
-
-
 @dataclasses.dataclass(frozen=True)
 class Bench(sfp_env.OnLine):
     """What a benchmark run is, checked whole before anything is written."""
@@ -215,7 +212,7 @@ class Bench(sfp_env.OnLine):
     @property
     def guest_append(self) -> str:
         return " ".join(filter(None, (f"sfp.dur={self.duration} sfp.newidle={self.mode}",
-                                      ICOUNT_APPEND if self.reproducible else "",
+                                      sfp_env.ICOUNT_APPEND if self.reproducible else "",
                                       self.extra_append)))
 
     def boot_qemu_opts(self, rep: int) -> str:
@@ -223,7 +220,7 @@ class Bench(sfp_env.OnLine):
         --icount the deterministic machine with that repetition's seed."""
         if self.seed is None:
             return self.qemu_opts
-        return f"{self.qemu_opts} {ICOUNT} -seed {self.seed + rep - 1}".strip()
+        return sfp_env.icount_qemu_opts(self.qemu_opts, self.seed + rep - 1)
 
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,
@@ -360,7 +357,7 @@ def meta(b: Bench, data: Data, offs: dict[str, str], fragments: list[pathlib.Pat
               for t, o in ((t, data.topology(t)) for t in b.topologies)),
             *([("boots_at_once", str(b.jobs))] if b.jobs > 1 else []),
             ("qemu_opts", "-accel tcg -cpu max" + (f" {b.qemu_opts}" if b.qemu_opts else "")),
-            *([("icount", f"{ICOUNT}; guest: {ICOUNT_APPEND}"),
+            *([("icount", f"{sfp_env.ICOUNT}; guest: {sfp_env.ICOUNT_APPEND}"),
                ("seeds", " ".join(str(b.seed + r) for r in range(b.reps)))]
               if b.seed is not None else []),
             ("append", f"{data.kind('bench').append} {b.guest_append}"),

@@ -56,6 +56,11 @@ ICOUNT = "-icount shift=1,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm"
 ICOUNT_APPEND = "hpet=disable nokaslr"
 
 
+def icount_qemu_opts(qemu_opts: str, seed: int) -> str:
+    """QEMU_OPTS with --icount's machine and random seed SEED."""
+    return f"{qemu_opts} {ICOUNT} -seed {seed}".strip()
+
+
 def icount_refused(data: Data, line: str, env: dict[str, str], qemu_opts: str) -> str:
     """Why --icount cannot boot LINE's guests with QEMU_OPTS ('' if it can)."""
     clash = [o for o in ("-icount", "-seed", "-rtc") if o in qemu_opts.split()]

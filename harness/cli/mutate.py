@@ -34,7 +34,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                else sfp_env.icount_refused(d, line, env, qopts))
         if why:
             raise Refuse(why)
-        env = dict(env, QEMU_OPTS=f"{qopts} {sfp_env.ICOUNT} -seed 1".strip(),
+        env = dict(env, QEMU_OPTS=sfp_env.icount_qemu_opts(qopts, 1),
                    APPEND=f"{append} {sfp_env.ICOUNT_APPEND}".strip())
     wt, mdir, out = build / "tree", ROOT / "tests" / "mutants" / line, build / "mutate"
     if args.generated:
