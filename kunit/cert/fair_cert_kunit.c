@@ -529,7 +529,8 @@ static void sched_fair_test_at(struct kunit *test, unsigned int nr_a, unsigned i
 {
 	struct rq *rq_a = cpu_rq(sched_fair_test_cpu_a());
 	struct rq *rq_b = cpu_rq(sched_fair_test_cpu_b());
-	unsigned int seen_a = 0, seen_b = 0, most;
+	unsigned int seen_a = 0, seen_b = 0;
+	unsigned int max_seen;
 	unsigned long irqflags, saved_a, saved_b;
 	u64 end = ktime_get_ns() + SFT_PASS_WAIT_NS;
 	bool done = false;
@@ -566,8 +567,8 @@ static void sched_fair_test_at(struct kunit *test, unsigned int nr_a, unsigned i
 	 * unless a CPU counts more tasks than the system has, which is a
 	 * count gone wrong, not a busy CPU.
 	 */
-	most = max(seen_a, seen_b);
-	KUNIT_ASSERT_LE_MSG(test, most, (unsigned int)nr_threads,
+	max_seen = max(seen_a, seen_b);
+	KUNIT_ASSERT_LE_MSG(test, max_seen, (unsigned int)nr_threads,
 			    "CPUs %d, %d count %u, %u tasks; the system has %d",
 			    cpu_of(rq_a), cpu_of(rq_b), seen_a, seen_b, nr_threads);
 	if (!done)
