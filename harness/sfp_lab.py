@@ -428,8 +428,14 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
             pidfile.unlink()
             say(f"stopped {pidfile.stem}: not one of the {workers} workers asked for")
     for w in names:
+        # lava-dispatcher 2023.01 makes a job's directory without its
+        # parents: a worker told at its start to cancel a job it never ran
+        # (one an earlier lab left Canceling) dies unless WORKER_DIR/tmp exists.
+        (lab / w / "tmp").mkdir(parents=True, exist_ok=True)
         _start(lab, w, ["lava-worker", "--name", w, "--url", URL, "--token", tokens[w],
-                        "--worker-dir", str(lab / w), "--level", "INFO"])
+                        "--worker-dir", str(lab / w), "--level", "INFO",
+                        "--log-file", str(lab / f"{w}.log")])
+    _online(lab, names)
     # The images of portable jobs, published as a lab elsewhere needs them.
     (lab / "images").mkdir(exist_ok=True)
     _start(lab, "images", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
@@ -440,6 +446,24 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                                                if health else "none (see --health)"))
     say(f"portable jobs: LAVA_DEVICE_TYPE={STOCK_TYPE} LAVA_IMAGE_DIR={lab / 'images'} "
         f"LAVA_IMAGE_URL={IMAGE_URL}")
+
+
+def _online(lab: pathlib.Path, names: list[str], timeout: float = 60.0,
+            sleep=time.sleep, clock=time.monotonic) -> None:
+    """Wait until the server has each worker of NAMES Online; LabError
+    naming its log if one exits or is not Online within TIMEOUT seconds."""
+    end = clock() + timeout
+    for w in names:
+        while True:
+            if not _alive(lab / f"{w}.pid"):
+                raise LabError(f"{w} exited as it started (see {lab / w}.log)")
+            show = _lavacli(IDENTITY, "workers", "show", w, check=False)
+            if re.search(r"^state\s*:\s*Online\s*$", show, re.M):
+                break
+            if clock() >= end:
+                raise LabError(f"{w} is not Online at the server {int(timeout)} s after its "
+                               f"start (see {lab / w}.log)")
+            sleep(1)
 
 
 def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:

@@ -648,6 +648,35 @@ class SafeLab(unittest.TestCase):
         self.assertEqual(self.lab.foreign(self.d / "lab", 2, self.etc), [])
 
 
+class WorkersOnline(unittest.TestCase):
+    """sfp lab up ends only when the server has every worker Online: a
+    worker that exits as it starts, or never connects, is an error naming
+    its log, not a lab whose jobs wait for ever."""
+
+    def online(self, alive, states):
+        from harness import sfp_lab
+        seq, now = iter(states), [0.0]
+        with mock.patch.object(sfp_lab, "_alive", lambda p: alive), \
+                mock.patch.object(sfp_lab, "_lavacli",
+                                  lambda *a, check=True: f"hostname : w\nstate : {next(seq)}\n"):
+            sfp_lab._online(pathlib.Path("/lab"), ["w1", "w2"], 10, clock=lambda: now[0],
+                            sleep=lambda s: now.__setitem__(0, now[0] + s))
+        return now[0]
+
+    def test_online(self):
+        self.assertEqual(self.online(True, ["Offline", "Offline", "Online", "Online"]), 2.0)
+
+    def test_exited(self):
+        from harness import sfp_lab
+        with self.assertRaisesRegex(sfp_lab.LabError, r"w1 exited as it started \(see /lab/w1.log"):
+            self.online(False, ["Online"])
+
+    def test_never_online(self):
+        from harness import sfp_lab
+        with self.assertRaisesRegex(sfp_lab.LabError, "w1 is not Online at the server 10 s"):
+            self.online(True, ["Offline"] * 20)
+
+
 class Waiting(unittest.TestCase):
     """A job's wait is counted from its start: a queued job is never
     cancelled by the client; from its start lavacli's own wait runs, with
