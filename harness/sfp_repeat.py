@@ -237,6 +237,12 @@ class JobRunner:
     def results(self) -> list[Done]:
         return sfp_run.wait_runs(self.pool, self.futures)
 
+    def stop(self) -> None:
+        """No given boot starts, and the running ones end (their LAVA jobs
+        cancelled): for a caller stopped before it waits (Ctrl-C, SIGTERM)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        sfp_run.stop_runs()
+
 
 def lava_jobs(path: pathlib.Path) -> tuple[str, float, float]:
     """The LAVA jobs a boot took (sfp_lab.run_job's jobs.json), as

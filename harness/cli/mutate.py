@@ -154,27 +154,32 @@ def _mutate_job_set(names: list[str], run_of, boots: int, debug_boots: int, work
     sets = [("", "mutant", boots)] + ([(".debug", "mutant-debug", debug_boots)]
                                       if debug_boots else [])
     t_set = time.monotonic()
-    for n in names:
-        for suffix, name, k in sets:
-            run = dataclasses.replace(run_of(n), kind="lockdep" if suffix else "", name=name)
-            t0 = time.monotonic()
-            _note(f"==> build {n}{suffix}")
-            with open(out / f"{n}{suffix}.repeat", "w", encoding="utf-8") as f:
-                try:
-                    images, _ = sfp_repeat.build_saved(run, out / f"{n}{suffix}", env)
-                except sfp_repeat.RepeatFailed as e:
-                    print(f"{PROG}: error: {e}", file=f)
-                    say(str(e))
-                    build_rc[n] = 1
-                    continue
-                print(f"{PROG}: built; images in {images}; {k} boots as jobs", file=f)
-            mine = [sfp_repeat.BootJob(f"{n}{suffix}", b, run, images,
-                                       out / f"{n}{suffix}" / str(b)) for b in range(1, k + 1)]
-            if server:
-                runner.start(mine)
-            jobs += mine
-            _note(f"<== build {n}{suffix}: {int(time.monotonic() - t0)}s"
-                  + (f"; {k} jobs submitted" if server else ""))
+    try:
+        for n in names:
+            for suffix, name, k in sets:
+                run = dataclasses.replace(run_of(n), kind="lockdep" if suffix else "", name=name)
+                t0 = time.monotonic()
+                _note(f"==> build {n}{suffix}")
+                with open(out / f"{n}{suffix}.repeat", "w", encoding="utf-8") as f:
+                    try:
+                        images, _ = sfp_repeat.build_saved(run, out / f"{n}{suffix}", env)
+                    except sfp_repeat.RepeatFailed as e:
+                        print(f"{PROG}: error: {e}", file=f)
+                        say(str(e))
+                        build_rc[n] = 1
+                        continue
+                    print(f"{PROG}: built; images in {images}; {k} boots as jobs", file=f)
+                mine = [sfp_repeat.BootJob(f"{n}{suffix}", b, run, images,
+                                           out / f"{n}{suffix}" / str(b)) for b in range(1, k + 1)]
+                if server:
+                    runner.start(mine)
+                jobs += mine
+                _note(f"<== build {n}{suffix}: {int(time.monotonic() - t0)}s"
+                      + (f"; {k} jobs submitted" if server else ""))
+    except BaseException:
+        # stopped while building: the jobs given so far end too
+        runner.stop()
+        raise
     if server:
         how = "builds and boots overlapping, the LAVA server scheduling every job"
         _note(f"==> every build done; waiting for {len(jobs)} LAVA jobs")

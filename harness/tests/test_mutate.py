@@ -343,3 +343,33 @@ class StressBaseline(unittest.TestCase):
             self.expect, self.boot(fail=self.expect[1:], skip=self.expect[:1]))
         self.assertTrue(ok, line)
         self.assertTrue(line.endswith("; no verdict (precondition not met): stress.x;"))
+
+
+class JobSetStopped(unittest.TestCase):
+    """Ctrl-C while a LAVA job set still builds: the boots already given
+    end (their jobs cancelled) and none starts, rather than the client
+    waiting for them at exit."""
+
+    def test_interrupted_build_stops_the_given_boots(self):
+        from unittest import mock
+        from harness.cli import mutate as cli
+        from harness import sfp_repeat
+        d = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        built = []
+
+        def build_saved(run, out, env):
+            if built:
+                raise KeyboardInterrupt
+            built.append(out)
+            return out / "images", None
+        runner = mock.MagicMock()
+        with mock.patch.object(sfp_repeat, "build_saved", build_saved), \
+                mock.patch.object(sfp_repeat, "JobRunner", return_value=runner), \
+                mock.patch.object(cli, "_note", lambda s: None):
+            with self.assertRaises(KeyboardInterrupt):
+                cli._mutate_job_set(["patched", "m1"], lambda n: cli.sfp_run.RunRequest(),
+                                    1, 0, 2, d, {"BOOT_BACKEND": "lava-server"})
+        self.assertEqual(runner.start.call_count, 1)
+        runner.stop.assert_called_once_with()
+        runner.results.assert_not_called()
