@@ -64,7 +64,8 @@ LAB_DEVICE_TYPE = "sfp-qemu"
 # The QEMU options a job for the lab's device type may carry in its
 # context (extra_options), as harness/lava/sfp-qemu.jinja2 checks them:
 # flags, options with a value, and the characters a value may have (no
-# path, no space, no quote). -object only makes RAM (-numa's memdev).
+# path, no space, no quote). -object only makes RAM (-numa's memdev), and
+# -display is only 'none' (no VNC or other server on the worker).
 LAB_QEMU_FLAGS = ("-nodefaults", "-no-reboot")
 LAB_QEMU_VALUED = ("-accel", "-cpu", "-smp", "-m", "-numa", "-object", "-icount", "-rtc",
                    "-seed", "-display")
@@ -76,8 +77,8 @@ def lab_options_refused(options: list[str]) -> str:
     valued = ""
     for o in options:
         if valued:
-            if not LAB_QEMU_VALUE.fullmatch(o) or (valued == "-object"
-                                                   and not o.startswith("memory-backend-ram,")):
+            if not LAB_QEMU_VALUE.fullmatch(o) or (valued == "-object" and not o.startswith(
+                    "memory-backend-ram,")) or (valued == "-display" and o != "none"):
                 return f"{valued} {o}"
             valued = ""
         elif o in LAB_QEMU_VALUED:

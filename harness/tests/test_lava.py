@@ -527,7 +527,8 @@ class DeviceTemplate(unittest.TestCase):
     BAD = ("-smp\ncommands:\n  connections:\n    guest:\n      connect: id",
            ["-virtfs", "local,path=/"], ["-smp", "4", "-chardev", "file,path=x"],
            ["-object", "memory-backend-file,mem-path=x"], ["-m"], ["-m", "5 12"],
-           ["-m", "512'"], {"-m": "512"}, [["-m", "512"]])
+           ["-m", "512'"], {"-m": "512"}, [["-m", "512"]], ["-display", "vnc=0.0.0.0:0"],
+           ["-display", "none", "-display", "vnc=:0"])
 
     def extra(self, options):
         dev = yaml.safe_load(self.env.get_template("dev.jinja2").render(extra_options=options))
