@@ -444,6 +444,13 @@ class Schema(unittest.TestCase):
                                d / "guest.log", ["-smp", "2"], server=True, metadata=meta)
             self.schemas.validate(yaml.safe_load((d / "job.yaml").read_text()),
                                   extra_context_variables=["extra_options", "sfp_run"])
+            # and the lab's health check (sfp lab up --health)
+            from harness import sfp_lab
+            for name in ("k", "i"):
+                (d / name).write_bytes(b"")
+            self.schemas.validate(sfp_lab._health_job(d / "lab", sfp_lab.HealthCheck(
+                d / "k", d / "i", "console=ttyS0")),
+                extra_context_variables=["extra_options"])
         finally:
             shutil.rmtree(d)
         bad = sfp_lava.job("t", "/k", "/i", "a", 60)
