@@ -13,7 +13,12 @@ images: bzImage, initramfs.cpio.gz) the device type gets a health check
 that boots them: LAVA runs it on a device before its first job and after
 an infrastructure error, and a device that fails it gets no job. Its state is
 in LAB (default $BUILD/lab): pid files, logs, the lavacli identity's
-token. `sfp lab down` stops the processes it started. A job is the same
+token. `sfp lab down` stops the processes it started; `down --purge`
+also puts back what the first `up` on this machine found, as it
+recorded it in /var/lib/sfp-lab.found: the lab's files under
+/etc/lava-server removed and the owners there as they were, its lavacli
+identity deleted, /var/lib/sfp-lab removed, and lava-server's database
+and role dropped if that up made them. A job is the same
 definition `lava-run` takes, with device_type sfp-qemu and the QEMU
 options in its context. A job chooses no path on the worker: QEMU writes
 the console and the guest's port into its device's own directory, under
@@ -341,6 +346,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         raise LabRefused(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
                          f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
+    keep_found(say=say)
     # PostgreSQL: start every cluster that is down.
     for line in _run("pg_lsclusters", "--no-header").splitlines():
         ver, cluster, _, status = line.split()[:4]
@@ -354,12 +360,15 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
     # python3 runs it (a python3 earlier in PATH lacks Django).
     if not (ETC / "settings.d" / "00-database.yaml").exists():
         say("creating lava-server's database (dpkg-reconfigure lava-server)")
+        new_database = database_new()
         p = subprocess.run(["dpkg-reconfigure", "-f", "noninteractive", "lava-server"],
                            capture_output=True, text=True, check=False,
                            env=dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin"))
         if p.returncode or not (ETC / "settings.d" / "00-database.yaml").exists():
             raise LabError("dpkg-reconfigure lava-server did not create its database: "
                            f"{(p.stderr or p.stdout).strip()[-300:]}")
+        if new_database and (FOUND / "state").is_file():
+            (FOUND / "database-made").write_text(" ".join(DATABASE) + "\n")
         # A server an earlier attempt started runs without it: restart
         # it (the database stays up: the server needs it next).
         down(lab, say, keep_database=True)
@@ -507,6 +516,148 @@ def _gone(pids: list[int], timeout: float) -> bool:
         if not left or time.monotonic() >= end:
             return not left
         time.sleep(0.2)
+
+
+# What the lab's first `up` on this machine found, for `down --purge`
+# (machine-wide, like what it records: one record whatever LAB is).
+FOUND = pathlib.Path("/var/lib/sfp-lab.found")
+DATABASE = ("lavaserver", "lavaserver")  # what lava-server's postinst makes
+
+
+def lavacli_config() -> pathlib.Path:
+    """The file lavacli reads and `lavacli identities add` writes."""
+    home = os.environ.get("XDG_CONFIG_HOME") or str(pathlib.Path.home() / ".config")
+    return pathlib.Path(home) / "lavacli.yaml"
+
+
+def _identity(config: pathlib.Path) -> bool:
+    try:
+        return IDENTITY in (yaml.safe_load(config.read_text()) or {})
+    except (OSError, yaml.YAMLError, TypeError):
+        return False
+
+
+def _marked(etc: pathlib.Path) -> list[pathlib.Path]:
+    """The files of ETC the lab wrote (they carry its mark)."""
+    d = etc / "dispatcher-config"
+    files = [etc / "settings.d" / "50-sfp.yaml", d / "device-types" / f"{DEVICE_TYPE}.jinja2",
+             d / "health-checks" / f"{DEVICE_TYPE}.yaml", *sorted(d.glob("devices/*.jinja2"))]
+    template = TEMPLATE.read_text() if TEMPLATE.is_file() else ""
+    return [f for f in files if f.is_file() and _ours(f, template)
+            and (f.parent.name != "devices" or MARK in f.read_text(errors="replace"))]
+
+
+def keep_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ETC,
+               root: pathlib.Path | None = None, config: pathlib.Path | None = None) -> None:
+    """Before the first change of the first `up` on this machine: record in
+    FOUND (mode 0700) what `down --purge` needs to put it back: where
+    lavacli's configuration is, whether the devices' directory ROOT and
+    lava-server's database settings existed, the owners and modes under
+    ETC/dispatcher-config (up changes them), and whether the lab had been
+    set up here already (by a version that kept no record: then there is
+    nothing of before to put back but its own files). A later `up`
+    keeps nothing new."""
+    if (found / "state").is_file():
+        return
+    root, config = root or DEVICE_ROOT, config or lavacli_config()
+    before = bool(_marked(etc)) or _identity(config) or root.is_dir()
+    found.mkdir(mode=0o700, parents=True, exist_ok=True)
+    d = etc / "dispatcher-config"
+    rows = [f"{x.stat().st_uid}\t{x.stat().st_gid}\t{x.stat().st_mode & 0o7777:o}\t{x}\n"
+            for x in [d, *sorted(d.rglob("*"))] if d.is_dir() and not x.is_symlink()]
+    (found / "owners.tsv").write_text("".join(rows))
+    db = (etc / "settings.d" / "00-database.yaml").is_file()
+    (found / "state").write_text(f"config {config}\nroot {int(root.is_dir())}\n"
+                                 f"database-settings {int(db)}\nset-up-before {int(before)}\n")
+    say(f"recorded what sfp lab up changes in {found} (sfp lab down --purge puts it back)"
+        + ("; the lab was set up here before: a purge can only remove its files"
+           if before else ""))
+
+
+def _state(found: pathlib.Path) -> dict[str, str]:
+    return dict(ln.split(" ", 1) for ln in (found / "state").read_text().splitlines() if ln)
+
+
+def _psql(sql: str) -> str:
+    return _run("runuser", "-u", "postgres", "--", "psql", "-tAc", sql).strip()
+
+
+def database_new() -> bool:
+    """Neither lava-server's database nor its role exists (PostgreSQL up)."""
+    name, role = DATABASE
+    return not _psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") and \
+        not _psql(f"SELECT 1 FROM pg_roles WHERE rolname = '{role}'")
+
+
+def restore_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ETC,
+                  root: pathlib.Path | None = None, lavacli: str = "lavacli") -> list[str]:
+    """Put back what the lab changed, by FOUND's record: remove the files
+    it wrote under ETC (and lava-server's database settings, if they were
+    not there and the database is gone), the owners and modes under
+    ETC/dispatcher-config as they were, its lavacli identity, ROOT if it
+    was not there; then drop the record. What it could not put back."""
+    root = root or DEVICE_ROOT
+    state, left = _state(found), []
+    for f in _marked(etc):
+        f.unlink()
+    if state["database-settings"] == "0" and (found / "database-made").is_file():
+        (etc / "settings.d" / "00-database.yaml").unlink(missing_ok=True)
+    if state["set-up-before"] == "0":
+        for ln in (found / "owners.tsv").read_text().splitlines():
+            uid, gid, mode, path = ln.split("\t", 3)
+            x = pathlib.Path(path)
+            if x.exists() and not x.is_symlink():
+                os.chown(x, int(uid), int(gid))
+                x.chmod(int(mode, 8))
+    else:
+        left.append("the owners under dispatcher-config (changed before the record)")
+    config = pathlib.Path(state["config"])
+    if _identity(config):
+        subprocess.run([lavacli, "identities", "delete", IDENTITY], capture_output=True,
+                       check=False, env=dict(os.environ, XDG_CONFIG_HOME=str(config.parent)))
+        if _identity(config):
+            left.append(f"the lavacli identity {IDENTITY} in {config}")
+    if state["root"] == "0" or state["set-up-before"] == "1":
+        shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(found)
+    return left
+
+
+def purge(lab: pathlib.Path, say=print, found: pathlib.Path = FOUND) -> None:
+    """down, then put the machine back as the first `up` found it (the
+    module's doc): the database dropped if that up made it, the rest by
+    restore_found."""
+    if not (found / "state").is_file():
+        raise LabRefused(f"no record in {found} of what sfp lab up found: nothing to put "
+                         "back (sfp lab down stops the lab)")
+    down(lab, say, keep_database=True)
+    running = [f"pid {pid}" for pid, cmd in sorted(_cmdlines().items())
+               if re.search(r"lava_server\.wsgi|lava-scheduler|lava-worker ", cmd + " ")]
+    if running:
+        raise LabRefused(f"a LAVA service still runs ({', '.join(running[:3])}): the purge "
+                         "changed nothing")
+    left = []
+    made = found / "database-made"
+    if made.is_file():
+        started = []
+        for line in _run("pg_lsclusters", "--no-header").splitlines():
+            ver, cluster, _, status = line.split()[:4]
+            if status == "down":
+                _run("pg_ctlcluster", ver, cluster, "start")
+                started.append((ver, cluster))
+        name, role = DATABASE
+        _run("runuser", "-u", "postgres", "--", "dropdb", "--if-exists", name)
+        _run("runuser", "-u", "postgres", "--", "dropuser", "--if-exists", role)
+        say(f"dropped the database {name} and its role {role}, which sfp lab up made")
+        for ver, cluster in started:
+            _run("pg_ctlcluster", ver, cluster, "stop", check=False)
+    else:
+        left.append(f"lava-server's database, there before the lab, with the lab's user "
+                    f"{USER}, workers, devices and their jobs in it")
+    left += restore_found(found, say)
+    down(lab, say)
+    say(f"put back what sfp lab up changed in {ETC}, lavacli's configuration and "
+        f"{DEVICE_ROOT}" + (f"; left: {'; '.join(left)}" if left else ""))
 
 
 def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:

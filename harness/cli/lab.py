@@ -28,6 +28,8 @@ def cmd_lava_job(args: argparse.Namespace) -> int:
 def cmd_lab(args: argparse.Namespace) -> int:
     lab = pathlib.Path(args.lab) if args.lab else pathlib.Path(
         args.env.get("BUILD") or ROOT / "build").resolve() / "lab"
+    if args.purge and args.action != "down":
+        raise Refuse("--purge is an option of sfp lab down")
     if args.action == "up":
         health = None
         if args.health:
@@ -39,7 +41,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
         sfp_lab.up(lab, args.devices, min(args.workers, max(args.devices, 1)), health,
                    say=say)
     elif args.action == "down":
-        sfp_lab.down(lab, say=say)
+        if args.purge:
+            sfp_lab.purge(lab, say=say)
+        else:
+            sfp_lab.down(lab, say=say)
     elif args.action == "run":
         if not args.job or not args.out:
             raise Refuse("sfp lab run needs --job and --out")
@@ -85,6 +90,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="up: the device type's health check boots DIR's kernel and initramfs "
                         "(a build directory, or a job set's NAME/images); LAVA runs it before "
                         "a device's first job and after an infrastructure error")
+    p.add_argument("--purge", action="store_true",
+                   help="down: also put back what the lab's first up found: /etc/lava-server, "
+                        "lavacli's configuration, /var/lib/sfp-lab, and the database if up "
+                        "made it")
     p.add_argument("--lab", help="the lab's state directory (default $BUILD/lab)")
     p.add_argument("--job", help="run: the job definition (sfp lava-job --server)")
     p.add_argument("--timeout", type=int, default=600, help="run: the boot's timeout, seconds")

@@ -3,6 +3,7 @@
 back and checked against the logs QEMU wrote."""
 import gzip
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -564,6 +565,145 @@ class DeviceTemplate(unittest.TestCase):
                                     "/var/lib/sfp-lab/d1/guest.log"], bad)
             self.assertEqual(follow, "tail -n +1 -F /var/lib/sfp-lab/d1/guest.log")
         self.assertEqual(self.files()[0][0], "/var/lib/sfp-lab/d1/console.log")
+
+
+class PutBack(unittest.TestCase):
+    """sfp lab down --purge puts back what the first lab up on the machine
+    found: the lab's files under /etc/lava-server removed, the owners there
+    as they were, its lavacli identity deleted, its devices' directory
+    removed; what anybody else wrote since stays."""
+
+    FAKE_LAVACLI = """#!/usr/bin/python3
+import os, sys, yaml
+path = os.path.join(os.environ["XDG_CONFIG_HOME"], "lavacli.yaml")
+conf = yaml.safe_load(open(path)) or {}
+conf.pop(sys.argv[3], None)
+yaml.safe_dump(conf, open(path, "w"))
+"""
+
+    def setUp(self):
+        from harness import sfp_lab
+        self.lab = sfp_lab
+        self.d = pathlib.Path(tempfile.mkdtemp())
+        self.etc = self.d / "etc" / "lava-server"
+        (self.etc / "settings.d").mkdir(parents=True)
+        (self.etc / "settings.d" / "00-secret-key.yaml").write_text("SECRET_KEY: x\n")
+        (self.etc / "settings.d" / "00-secret-key.yaml").chmod(0o640)
+        for sub in ("devices", "device-types", "health-checks"):
+            (self.etc / "dispatcher-config" / sub).mkdir(parents=True)
+        (self.etc / "dispatcher-config" / "devices" / "theirs-01.jinja2").write_text(
+            "{% extends 'qemu.jinja2' %}\n")
+        self.config = self.d / "home" / "lavacli.yaml"
+        self.config.parent.mkdir()
+        self.config.write_text("remote:\n  uri: https://lab.example/RPC2\n")
+        self.root = self.d / "var" / "sfp-lab"
+        self.root.parent.mkdir()
+        self.found = self.d / "var" / "sfp-lab.found"
+        self.lavacli = self.d / "lavacli"
+        self.lavacli.write_text(self.FAKE_LAVACLI)
+        self.lavacli.chmod(0o755)
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def state(self):
+        return sorted((str(p.relative_to(self.d)), p.stat().st_mode, p.stat().st_uid,
+                       p.stat().st_gid, p.read_bytes() if p.is_file() else b"")
+                      for p in (self.d / "etc").rglob("*"))
+
+    def up(self):
+        """What sfp lab up writes and changes."""
+        lab, d = self.lab, self.etc / "dispatcher-config"
+        (self.etc / "settings.d" / "50-sfp.yaml").write_text(f"# {lab.MARK}: x\n")
+        shutil.copy(lab.TEMPLATE, d / "device-types" / "sfp-qemu.jinja2")
+        (d / "health-checks" / "sfp-qemu.yaml").write_text(f"# {lab.MARK}: the health check\n")
+        for dev in ("sfp-qemu-01", "qemu-01"):
+            (d / "devices" / f"{dev}.jinja2").write_text(lab._device_file("sfp-qemu", dev))
+        for p in [d, *d.rglob("*")]:
+            os.chown(p, 1234, 1234)
+        with open(self.config, "a", encoding="utf-8") as f:
+            f.write("sfp-lab:\n  uri: http://127.0.0.1:8000/RPC2\n")
+        (self.root / "sfp-qemu-01").mkdir(parents=True)
+
+    def keep(self):
+        said = []
+        self.lab.keep_found(self.found, said.append, self.etc, self.root, self.config)
+        return said
+
+    def test_purge_puts_back_what_up_found(self):
+        if os.geteuid() != 0:
+            self.skipTest("precondition: owners are put back by root only")
+        os.chown(self.etc / "dispatcher-config" / "devices" / "theirs-01.jinja2", 4321, 4321)
+        before = self.state()
+        self.assertEqual(len(self.keep()), 1)
+        self.up()
+        self.assertEqual(self.keep(), [])  # a second up keeps the first one's record
+        # written by somebody else after the record: stays
+        (self.etc / "settings.d" / "60-admin.yaml").write_text("x: 1\n")
+        left = self.lab.restore_found(self.found, etc=self.etc, root=self.root,
+                                      lavacli=str(self.lavacli))
+        self.assertEqual(left, [])
+        after = self.state()
+        self.assertEqual([r for r in after if "60-admin" not in r[0]], before)
+        self.assertEqual(len(after), len(before) + 1)
+        self.assertEqual(list(yaml.safe_load(self.config.read_text())), ["remote"])
+        self.assertFalse(self.root.exists())
+        self.assertFalse(self.found.exists())
+
+    def test_a_lab_set_up_before_the_record(self):
+        self.up()
+        said = self.keep()
+        self.assertIn("the lab was set up here before", said[0])
+        left = self.lab.restore_found(self.found, etc=self.etc, root=self.root,
+                                      lavacli=str(self.lavacli))
+        self.assertEqual(left, ["the owners under dispatcher-config (changed before the record)"])
+        self.assertEqual(sorted(p.name for p in self.etc.rglob("*.jinja2")), ["theirs-01.jinja2"])
+        self.assertFalse((self.etc / "settings.d" / "50-sfp.yaml").exists())
+        self.assertFalse(self.root.exists())
+
+    def purge_calls(self, services=""):
+        calls, said = [], []
+
+        def run(*cmd, check=True):
+            calls.append(" ".join(cmd))
+            return "15 main 5432 down postgres /var/lib/x /var/log/x\n" \
+                if cmd[0] == "pg_lsclusters" else ""
+        with mock.patch.object(self.lab, "down") as down, \
+                mock.patch.object(self.lab, "_run", run), \
+                mock.patch.object(self.lab, "_cmdlines",
+                                  lambda: {9: services} if services else {}), \
+                mock.patch.object(self.lab, "restore_found", return_value=[]):
+            self.lab.purge(self.d / "lab", said.append, self.found)
+        return calls, said, down
+
+    def test_purge_drops_the_database_up_made(self):
+        # lab down stopped PostgreSQL already: the purge starts it to drop
+        # the database, and stops it again
+        self.keep()
+        (self.found / "database-made").write_text("lavaserver lavaserver\n")
+        calls, said, down = self.purge_calls()
+        self.assertEqual(calls, ["pg_lsclusters --no-header", "pg_ctlcluster 15 main start",
+                                 "runuser -u postgres -- dropdb --if-exists lavaserver",
+                                 "runuser -u postgres -- dropuser --if-exists lavaserver",
+                                 "pg_ctlcluster 15 main stop"])
+        self.assertEqual(down.call_count, 2)
+
+    def test_purge_leaves_a_database_that_was_there(self):
+        self.keep()
+        calls, said, _ = self.purge_calls()
+        self.assertEqual(calls, [])
+        self.assertIn("left: lava-server's database, there before the lab", said[-1])
+
+    def test_purge_refused_while_a_lava_service_runs(self):
+        self.keep()
+        with self.assertRaisesRegex(self.lab.LabRefused, "a LAVA service still runs"):
+            self.purge_calls("/usr/bin/lava-worker --level INFO --url x")
+
+    def test_purge_without_a_record_is_refused(self):
+        with mock.patch.object(self.lab, "down") as down, \
+                self.assertRaisesRegex(self.lab.LabRefused, "no record"):
+            self.lab.purge(self.d / "lab", say=lambda s: None, found=self.found)
+        down.assert_not_called()
 
 
 class SafeLab(unittest.TestCase):
