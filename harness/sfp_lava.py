@@ -8,16 +8,17 @@ rendered device configuration a dispatcher without a server needs, and
 `lava-run` runs it. LAVA labs (KernelCI's among them) accept the same
 job definition; a server takes it with `lavacli jobs submit`.
 
-The job has two namespaces. 'vm' boots QEMU and watches the console for
-KUnit's KTAP; 'guest' opens the guest's own port (QEMU writes it to a
-file, read with tail -F) and watches its TAP. QEMU also logs the whole
-console to a file, so the harness parses the same console.log and
-guest.log as after a direct boot, and its Result is made the same way;
-LAVA's own records are a second reading of the same cases, each named
-SUITE.CASE with its pass, fail or skip, and compared case by case with
-what the host's parser reads from the logs when the Result is made
-(disagreements, from sfp_report). LAVA's 'pass' for the job means only
-that the job completed.
+The job has two namespaces. 'vm' boots QEMU and watches the console;
+'guest' opens the guest's own port (QEMU writes it to a file, read with
+tail -F) and watches that. Their monitors match the 'sfp-case: RESULT
+SUITE.CASE' lines the guest prints for each case of KUnit's KTAP and of
+its own TAP (scripts/guest/cases.awk, the Result's skip rule applied).
+QEMU also logs the whole console to a file, so the harness parses the
+same console.log and guest.log as after a direct boot, and its Result is
+made the same way; LAVA's own records are a second reading of the same
+cases, compared case by case with the Result's (disagreements, from
+sfp_report). LAVA's 'pass' for the job means only that the job
+completed.
 
 A lab elsewhere (a portable job, portable_job): its workers cannot read
 this machine's files, and its devices are of LAVA's stock 'qemu' device

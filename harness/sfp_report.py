@@ -19,8 +19,9 @@ Besides the test streams:
   - a guest program that exited non-zero with no failed case is a
     failure;
   - a boot run as a LAVA job (LOGDIR/lava/lava-results.tsv) whose
-    records disagree with the streams, case by case, is a failure: a
-    'lava records' row for each disagreement;
+    records disagree with the streams' cases, case by case and after the
+    skip rule below, is a failure: a 'lava records' row for each
+    disagreement;
   - the project's guest meets every prerequisite, so a skip is a failure,
     unless the test's skip reason starts 'precondition:' (it could not set
     a precondition up in time): that stays a skip, neither a pass nor a
@@ -46,7 +47,7 @@ from harness import sfp_errors
 
 _KUNIT_CONFIG = re.compile(r"^CONFIG_[A-Z0-9_]*KUNIT_TEST=y", re.M)
 # ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
-_PRECOND = re.compile(r"^[\s#]*ok [0-9]+ (?:([^ #][^ ]*) )?# SKIP precondition:")
+_PRECOND = re.compile(r"^[\s#]*ok [0-9]+ (?:- )?(?:(.*?) )?# SKIP precondition:")
 _KSFT_TEST = re.compile(r"^# selftests: [^:]*: ")
 _KSFT_DONE = re.compile(r"^(not )?ok [0-9]+ selftests: ")
 _KSFT_RUN = re.compile(r"^#  RUN  +([^ ]+) \.\.\.$")
@@ -184,17 +185,19 @@ def _write(path: pathlib.Path, text: str) -> None:
 
 
 def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
-              done: list[GuestProgram]) -> list[str]:
+              done: list[GuestProgram], timing: set[str]) -> list[str]:
     """LAVA's records of a boot (LAVA's lava-results.tsv), compared case by
-    case with what kunit.py read from the same boot's streams (INPUTS,
-    before the guest's skip rule) and the guest programs' exit statuses
-    (DONE): a failed row for each disagreement. A row named '(...)' is
-    the harness's own (kunit.py's '(unfinished)' for a test the log ended
-    before, '(no tests)', '(parse)'): the guest prints no case line for
-    it, so LAVA has no record of it to compare."""
-    logs = [(c.source, c.name, c.status) for source, suite, path in inputs
-            for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
-            if not c.test.startswith("(")]
+    case with what kunit.py read from the same boot's streams (INPUTS),
+    the skip rule applied as in the Result (TIMING: the precondition
+    skips), and the guest programs' exit statuses (DONE): a failed row for
+    each disagreement. A row named '(...)' is the harness's own (kunit.py's
+    '(unfinished)' for a test the log ended before, '(no tests)',
+    '(parse)'): the guest prints no case line for it, so LAVA has no
+    record of it to compare."""
+    cases = [c for source, suite, path in inputs
+             for c in sfp_summary.from_json(source, suite, pathlib.Path(path))
+             if not c.test.startswith("(")]
+    logs = [(c.source, c.name, c.status) for c in sfp_summary.apply_no_skips(cases, timing)]
     # The guest adds a failed PROGRAM.exit_status for a non-zero exit.
     logs += [("guest", f"{p.name}.exit_status", "FAIL") for p in done if p.rc not in ("0", "")]
     recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)]
@@ -262,17 +265,18 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
             failed = js.is_file() and ('"FAIL"' in _read(js) or '"ERROR"' in _read(js))
             if ended[name] != "0" and not failed:
                 extra.append(f"guest\t{name}\t(exit status)\tFAIL\texited with {ended[name]}\n")
+    texts = [console] + [_read(p) for p in sorted(logdir.glob("kselftest-*.tap"))] + \
+        [_read(p) for p in sorted(logdir.glob("guest-*.tap"))]
+    timing = precondition_skips(texts)
+    skips = logdir / "precondition-skips"
+    _write(skips, "".join(f"{n}\n" for n in timing))
     lava = logdir / "lava" / "lava-results.tsv"
     if lava.is_file():
-        extra += lava_rows(lava, inputs, done)
+        extra += lava_rows(lava, inputs, done, set(timing))
     _write(logdir / "extra.tsv", "".join(extra))
 
     info = logdir / "boot.info"
     title = "In-guest results: " + (_read(info).rstrip("\n") if info.is_file()
                                     else "boot info missing")
-    texts = [console] + [_read(p) for p in sorted(logdir.glob("kselftest-*.tap"))] + \
-        [_read(p) for p in sorted(logdir.glob("guest-*.tap"))]
-    skips = logdir / "precondition-skips"
-    _write(skips, "".join(f"{n}\n" for n in precondition_skips(texts)))
     return sfp_summary.summarize(title, inputs, [str(logdir / "extra.tsv")],
                                  str(out or logdir / "results.tsv"), True, str(skips))

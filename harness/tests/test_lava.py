@@ -39,7 +39,7 @@ reboot: Restarting system\r
 """
 GUEST = """sfp-begin: guest_preconditions\r
 ok 1 kernel_is_the_build\r
-ok 2 schedstat_has_domains # SKIP not here\r
+ok 2 schedstat_has_domains # SKIP precondition: not here\r
 sfp-end: guest_preconditions rc=0\r
 sfp-case: pass guest_preconditions.kernel_is_the_build\r
 sfp-case: skip guest_preconditions.schedstat_has_domains\r
@@ -385,7 +385,16 @@ ok 2 empty_suite # SKIP no cases
         self.assertEqual(self.cases("kunit", text), [
             "sfp-case: pass param_case.p0", "sfp-case: fail param_case.p1",
             "sfp-case: skip s.skipped", "sfp-case: pass s.plain",
-            "sfp-case: skip kunit.empty_suite"])
+            "sfp-case: fail kunit.empty_suite"])
+
+    def test_a_skip_without_a_precondition_is_a_fail(self):
+        # As in the host's Result: only an 'ok' skipped for a precondition
+        # stays a skip.
+        text = ("1..4\nok 1 a # SKIP precondition: late\nok 2 b # SKIP no debugfs\n"
+                "not ok 3 c # SKIP precondition: late\nok 4 # SKIP\n")
+        self.assertEqual(self.cases("g", text), [
+            "sfp-case: skip g.a", "sfp-case: fail g.b", "sfp-case: fail g.c",
+            "sfp-case: fail g.(unnamed)"])
 
     def test_a_guest_program_and_kselftests(self):
         self.assertEqual(self.cases("guest_preconditions", GUEST.split("sfp-end")[0]), [
@@ -411,6 +420,24 @@ not ok 2 selftests: sched: prog_b # exit=1
             "sfp-case: pass kselftest.selftests: sched: prog_a",
             "sfp-case: fail prog_b.g.x",
             "sfp-case: fail kselftest.selftests: sched: prog_b"])
+
+    def test_the_guest_and_the_host_agree_on_precondition_skips(self):
+        # Each line as a case of its own: the guest's verdict (skip or fail)
+        # is the host's (sfp_report.precondition_skips, then the Result's
+        # skip rule).
+        from harness import sfp_report
+        lines = ["ok 1 a # SKIP precondition: late", "ok 2 - b # SKIP precondition: x",
+                 "ok 3 c d # SKIP precondition: x", "ok 4 e # SKIP  precondition: x",
+                 "ok 5 f # SKIPprecondition: x", "ok 7 g  # SKIP precondition: x",
+                 "not ok 8 h # SKIP precondition: x", "ok 9 i # SKIP no debugfs",
+                 "ok 10 j # SKIP", "ok 11 k # SKIP Precondition: x",
+                 "ok 12 l # SKIP precondition:"]
+        for line in lines:
+            guest = self.cases("s", f"1..1\n{line}\n")
+            self.assertEqual(len(guest), 1, line)
+            st, name = guest[0].split(" ", 2)[1:]
+            host = sfp_report.precondition_skips([line + "\n"])
+            self.assertEqual(st == "skip", host == [name.split(".", 1)[1]], (line, guest, host))
 
     def test_a_suite_that_never_ended(self):
         text = "KTAP version 1\n1..1\n    # Subtest: s\n    1..2\n    ok 1 a\n"

@@ -98,6 +98,27 @@ class Report(unittest.TestCase):
         self.assertEqual((self.log / "precondition-skips").read_text(), "b\n")
         self.assertEqual((self.log / "kselftest-list").read_text(), "t\n")
 
+    def test_lava_records_are_compared_with_the_result(self):
+        # A skip with no precondition is a failure in the Result, and so in
+        # the guest's case lines LAVA records: a LAVA 'skip' for it disagrees.
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 k\n")
+        (self.log / "guest.log").write_text(
+            "sfp-begin: g\nok 1 a\nok 2 b # SKIP no debugfs\n"
+            "ok 3 c # SKIP precondition: late\nsfp-end: g rc=0\n")
+        (self.log / "lava").mkdir()
+        tsv = self.log / "lava" / "lava-results.tsv"
+
+        def records(b):
+            tsv.write_text("".join(f"lava\t{d}\t{c}\t{r}\t\n" for d, c, r in (
+                ("kunit", "kunit_k", "PASS"), ("guest", "g_a", "PASS"), ("guest", "g_b", b),
+                ("guest", "g_c", "SKIP"))))
+            self.run_report()
+            return [r for r in (self.log / "results.tsv").read_text().splitlines()
+                    if r.startswith("lava\trecords")]
+        self.assertEqual(records("FAIL"), [])
+        self.assertEqual(records("SKIP"), ["lava\trecords\t1\tFAIL\tLAVA recorded guest g.b "
+                                           "as skip, the logs have fail"])
+
     def test_configured_kunit_without_ktap_is_an_error(self):
         (self.log / "console.log").write_text("Kernel panic\n")
         rc, out = self.run_report()

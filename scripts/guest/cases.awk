@@ -3,7 +3,8 @@
 #
 #	sfp-case: RESULT SUITE.CASE
 #
-# RESULT is pass, fail or skip; SUITE is the name of the test the case is
+# RESULT is pass, fail or skip (a precondition not met; any other skip is
+# a fail, as in the host's Result); SUITE is the name of the test the case is
 # nested in (4 spaces of indentation a level, as KUnit nests), or the
 # stream's own name (-v stream=NAME) for a case at the top. A stream that
 # run_kselftest.sh embeds under '# ' (a test program's own TAP, after its
@@ -14,6 +15,15 @@
 # (kunit.py parse, harness/sfp_report.py) gives the same stream. A test
 # whose nested cases are fewer than its plan ('1..N') promised adds a
 # failed case SUITE.missing_M_of_N.
+
+# The project's guest meets every prerequisite, so a skip is a failure
+# unless it is an 'ok' whose reason starts 'precondition:' (one it could
+# not set up in time), as the host's Result has it (harness/sfp_report.py).
+# REASON is what follows '# SKIP': ' precondition: ...' exactly, as the host
+# reads it.
+function skip(ok, reason) {
+	return (ok && reason ~ /^ precondition:/) ? "skip" : "fail"
+}
 
 function result(s, line,    depth, rest, ok, name, st, i, p, miss) {
 	match(line, /^ */)
@@ -27,10 +37,10 @@ function result(s, line,    depth, rest, ok, name, st, i, p, miss) {
 	# a skip, whether ok or not ok; any other '#' must start ' # '.
 	if (rest ~ /^ # SKIP/ || substr(rest, 1, 7) == "# SKIP") {
 		name = ""
-		st = "skip"
+		st = skip(ok, substr(rest, index(rest, "# SKIP") + 6))
 	} else if ((p = index(rest, " # SKIP")) > 0) {
 		name = substr(rest, 1, p - 1)
-		st = "skip"
+		st = skip(ok, substr(rest, p + 7))
 	} else {
 		name = rest
 		if ((p = index(rest, " # ")) > 0)
