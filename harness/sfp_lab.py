@@ -39,6 +39,7 @@ and serves LAB/images at IMAGE_URL, so the portable path runs here too.
 """
 from __future__ import annotations
 
+import calendar
 import contextlib
 import dataclasses
 import json
@@ -436,6 +437,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
             _stop(pidfile)
             pidfile.unlink()
             say(f"stopped {pidfile.stem}: not one of the {workers} workers asked for")
+    since = time.time()
     for w in names:
         # lava-dispatcher 2023.01 makes a job's directory without its
         # parents: a worker told at its start to cancel a job it never ran
@@ -444,7 +446,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         _start(lab, w, ["lava-worker", "--name", w, "--url", URL, "--token", tokens[w],
                         "--worker-dir", str(lab / w), "--level", "INFO",
                         "--log-file", str(lab / f"{w}.log")])
-    _online(lab, names)
+    _online(lab, names, since)
     # The images of portable jobs, published as a lab elsewhere needs them.
     (lab / "images").mkdir(exist_ok=True)
     _start(lab, "images", [sys.executable, "-m", "http.server", "--bind", "127.0.0.1",
@@ -457,22 +459,41 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         f"LAVA_IMAGE_URL={IMAGE_URL}")
 
 
-def _online(lab: pathlib.Path, names: list[str], timeout: float = 60.0,
+def _utc(value: str) -> float | None:
+    """A LAVA server's time stamp (UTC, '20261206T16:11:23') as epoch seconds."""
+    try:
+        return float(calendar.timegm(time.strptime(value, "%Y%m%dT%H:%M:%S")))
+    except ValueError:
+        return None
+
+
+def _online(lab: pathlib.Path, names: list[str], since: float, timeout: float = 60.0,
             sleep=time.sleep, clock=time.monotonic) -> None:
-    """Wait until the server has each worker of NAMES Online; LabError
-    naming its log if one exits or is not Online within TIMEOUT seconds."""
+    """Wait until the server has each worker of NAMES Online with a ping
+    at or after SINCE (epoch seconds: their start; a worker of an earlier
+    lab stays Online at the server for a minute after it stopped), and
+    each is still running a few seconds later (the ping that makes it
+    Online also hands it its first work); LabError naming its log if one
+    exits or is not so within TIMEOUT seconds."""
     end = clock() + timeout
     for w in names:
         while True:
             if not _alive(lab / f"{w}.pid"):
                 raise LabError(f"{w} exited as it started (see {lab / w}.log)")
             show = _lavacli(IDENTITY, "workers", "show", w, check=False)
-            if re.search(r"^state\s*:\s*Online\s*$", show, re.M):
+            ping = re.search(r"^last ping\s*:\s*(\S+)", show, re.M)
+            pinged = _utc(ping.group(1)) if ping else None
+            if re.search(r"^state\s*:\s*Online\s*$", show, re.M) and pinged is not None \
+                    and pinged >= int(since):
                 break
             if clock() >= end:
                 raise LabError(f"{w} is not Online at the server {int(timeout)} s after its "
                                f"start (see {lab / w}.log)")
             sleep(1)
+    sleep(5)
+    for w in names:
+        if not _alive(lab / f"{w}.pid"):
+            raise LabError(f"{w} exited once the server had it Online (see {lab / w}.log)")
 
 
 def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:

@@ -824,32 +824,47 @@ class SafeLab(unittest.TestCase):
 
 
 class WorkersOnline(unittest.TestCase):
-    """sfp lab up ends only when the server has every worker Online: a
-    worker that exits as it starts, or never connects, is an error naming
-    its log, not a lab whose jobs wait for ever."""
+    """sfp lab up ends only when the server has every worker Online, pinged
+    since it started, and still running a moment later: a worker that
+    exits as it starts, or never connects, is an error naming its log,
+    not a lab whose jobs wait for ever."""
 
-    def online(self, alive, states):
+    SINCE = 1796644800.0  # 20261207T12:00:00 UTC
+
+    def online(self, alive, states, ping="20261207T12:00:05"):
         from harness import sfp_lab
         seq, now = iter(states), [0.0]
-        with mock.patch.object(sfp_lab, "_alive", lambda p: alive), \
-                mock.patch.object(sfp_lab, "_lavacli",
-                                  lambda *a, check=True: f"hostname : w\nstate : {next(seq)}\n"):
-            sfp_lab._online(pathlib.Path("/lab"), ["w1", "w2"], 10, clock=lambda: now[0],
-                            sleep=lambda s: now.__setitem__(0, now[0] + s))
+        alive = iter(alive) if isinstance(alive, list) else None if alive else iter([False] * 99)
+        with mock.patch.object(sfp_lab, "_alive", lambda p: next(alive) if alive else True), \
+                mock.patch.object(sfp_lab, "_lavacli", lambda *a, check=True:
+                                  f"hostname : w\nstate : {next(seq)}\nlast ping : {ping}\n"):
+            sfp_lab._online(pathlib.Path("/lab"), ["w1", "w2"], self.SINCE, 10,
+                            clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
         return now[0]
 
     def test_online(self):
-        self.assertEqual(self.online(True, ["Offline", "Offline", "Online", "Online"]), 2.0)
+        self.assertEqual(self.online(True, ["Offline", "Offline", "Online", "Online"]), 7.0)
 
     def test_exited(self):
         from harness import sfp_lab
         with self.assertRaisesRegex(sfp_lab.LabError, r"w1 exited as it started \(see /lab/w1.log"):
             self.online(False, ["Online"])
 
+    def test_exited_once_online(self):
+        from harness import sfp_lab
+        with self.assertRaisesRegex(sfp_lab.LabError, "w1 exited once the server had it Online"):
+            self.online([True, True, False, True], ["Online", "Online"])
+
     def test_never_online(self):
         from harness import sfp_lab
         with self.assertRaisesRegex(sfp_lab.LabError, "w1 is not Online at the server 10 s"):
             self.online(True, ["Offline"] * 20)
+
+    def test_online_from_an_earlier_lab(self):
+        # still Online at the server, but its last ping is older than the start
+        from harness import sfp_lab
+        with self.assertRaisesRegex(sfp_lab.LabError, "w1 is not Online at the server"):
+            self.online(True, ["Online"] * 20, ping="20261207T11:59:00")
 
 
 class Waiting(unittest.TestCase):
