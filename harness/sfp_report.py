@@ -19,9 +19,9 @@ Besides the test streams:
   - a guest program that exited non-zero with no failed case is a
     failure;
   - a boot run as a LAVA job (LOGDIR/lava/lava-results.tsv) whose
-    records disagree with the streams' cases, case by case and after the
-    skip rule below, is a failure: a 'lava records' row for each
-    disagreement;
+    records disagree with the cases the guest listed, case by case and
+    after the skip rule below, is a failure: a 'lava records' row for
+    each disagreement;
   - the project's guest meets every prerequisite, so a skip is a failure,
     unless the test's skip reason starts 'precondition:' (it could not set
     a precondition up in time): that stays a skip, neither a pass nor a
@@ -47,6 +47,8 @@ from harness import sfp_errors
 
 _KUNIT_CONFIG = re.compile(r"^CONFIG_[A-Z0-9_]*KUNIT_TEST=y", re.M)
 # ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
+# The guest's end of its list of the KUnit cases (scripts/guest/init).
+_KUNIT_LISTED = "sfp-cases-end: kunit"
 _PRECOND = re.compile(r"^[\s#]*ok [0-9]+ (?:- )?(?:(.*?) )?# SKIP precondition:")
 _KSFT_TEST = re.compile(r"^# selftests: [^:]*: ")
 _KSFT_DONE = re.compile(r"^(not )?ok [0-9]+ selftests: ")
@@ -187,7 +189,8 @@ def _write(path: pathlib.Path, text: str) -> None:
 def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
               done: list[GuestProgram], timing: set[str]) -> list[str]:
     """LAVA's records of a boot (LAVA's lava-results.tsv), compared case by
-    case with what kunit.py read from the same boot's streams (INPUTS),
+    case with what kunit.py read from the streams whose cases the guest
+    listed (INPUTS; a record of a source none of them is from is left out),
     the skip rule applied as in the Result (TIMING: the precondition
     skips), and the guest programs' exit statuses (DONE): a failed row for
     each disagreement. A row named '(...)' is the harness's own (kunit.py's
@@ -200,7 +203,9 @@ def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
     logs = [(c.source, c.name, c.status) for c in sfp_summary.apply_no_skips(cases, timing)]
     # The guest adds a failed PROGRAM.exit_status for a non-zero exit.
     logs += [("guest", f"{p.name}.exit_status", "FAIL") for p in done if p.rc not in ("0", "")]
-    recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)]
+    sources = {source for source, _, _ in inputs} | ({"guest"} if done else set())
+    recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)
+                if c.suite in sources]
     return [f"lava\trecords\t{i + 1}\tFAIL\t{d}\n"
             for i, d in enumerate(sfp_lava.disagreements(recorded, logs))]
 
@@ -218,18 +223,24 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
         raise ReportError(f"'{tree}' has no tools/testing/kunit/kunit.py")
     extra: list[str] = []
     inputs: list[tuple[str, str, str]] = []
+    # The streams whose cases the guest printed as case lines, which LAVA
+    # records: not the KUnit cases of a guest that never listed them, nor
+    # a program's that did not end (that failure has its own row).
+    listed: list[tuple[str, str, str]] = []
 
-    def parse(name: str, source: str, suite: str, ext: str = "tap") -> None:
+    def parse(name: str, source: str, suite: str, ext: str = "tap", lists: bool = True) -> None:
         with open(logdir / f"{name}.parsed", "wb") as log:
             subprocess.run(["python3", str(kunit_py), "parse", f"--json={logdir / name}.json",
                             str(logdir / f"{name}.{ext}")], stdout=log, stderr=subprocess.STDOUT,
                            check=False)
         inputs.append((source, suite, str(logdir / f"{name}.json")))
+        if lists:
+            listed.append(inputs[-1])
 
     console = _read(console_log)
     if "KTAP version" in console:
         _write(logdir / "kunit.ktap", ktap_headers_clean(kunit_part(console)))
-        parse("kunit", "kunit", "kunit", "ktap")
+        parse("kunit", "kunit", "kunit", "ktap", _KUNIT_LISTED in console)
         extra += slow_rows(console)
     elif (obj / ".config").is_file() and _KUNIT_CONFIG.search(_read(obj / ".config")):
         extra.append("kunit\tkunit\t(boot)\tERROR\tKUnit tests are configured but the "
@@ -250,13 +261,13 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
         # the cases it printed before are results all the same, and a row
         # says it did not end.
         for name in [p.name for p in done] + [n for n in taps if n not in ended]:
-            parse(f"guest-{name}", "guest", name)
+            parse(f"guest-{name}", "guest", name, lists=name in ended)
             if name == "kselftest":
                 tests = split_kselftest(_read(logdir / "guest-kselftest.tap"))
                 _write(logdir / "kselftest-list", "".join(f"{t}\n" for t, _ in tests))
                 for t, tap in tests:
                     _write(logdir / f"kselftest-{t}.tap", tap)
-                    parse(f"kselftest-{t}", "guest", t)
+                    parse(f"kselftest-{t}", "guest", t, lists=name in ended)
             if name not in ended:
                 extra.append(f"guest\t{name}\t(unfinished)\tERROR\tthe program did not end "
                              f"(no 'sfp-end: {name}' line in {guest_log})\n")
@@ -272,7 +283,7 @@ def report(logdir: pathlib.Path, tree: pathlib.Path, obj: pathlib.Path,
     _write(skips, "".join(f"{n}\n" for n in timing))
     lava = logdir / "lava" / "lava-results.tsv"
     if lava.is_file():
-        extra += lava_rows(lava, inputs, done, set(timing))
+        extra += lava_rows(lava, listed, done, set(timing))
     _write(logdir / "extra.tsv", "".join(extra))
 
     info = logdir / "boot.info"

@@ -119,6 +119,28 @@ class Report(unittest.TestCase):
         self.assertEqual(records("SKIP"), ["lava\trecords\t1\tFAIL\tLAVA recorded guest g.b "
                                            "as skip, the logs have fail"])
 
+    def test_lava_records_of_a_guest_that_listed_nothing(self):
+        # The guest hung before it listed the KUnit cases and ran no program
+        # to its end: LAVA has no record of them to compare, and the hang is
+        # a failure of its own, not one disagreement a case.
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 k\nnot ok 2 j\n")
+        (self.log / "guest.log").write_text("sfp-begin: g\nok 1 a\n")
+        (self.log / "lava").mkdir()
+        (self.log / "lava" / "lava-results.tsv").write_text("")
+        rc, _ = self.run_report()
+        rows = (self.log / "results.tsv").read_text().splitlines()
+        self.assertEqual(rc, 1)
+        self.assertEqual([r for r in rows if r.startswith("lava\trecords")], [])
+        self.assertIn("guest\tg\t(unfinished)\tERROR\tthe program did not end (no 'sfp-end: g' "
+                      f"line in {self.log / 'guest.log'})", rows)
+        # once the guest has listed them, a case LAVA lacks is a disagreement
+        (self.log / "console.log").write_text("KTAP version 1\nok 1 k\nsfp-cases-end: kunit\n")
+        self.run_report()
+        rows = (self.log / "results.tsv").read_text().splitlines()
+        self.assertEqual([r for r in rows if r.startswith("lava\trecords")],
+                         ["lava\trecords\t1\tFAIL\tLAVA has no record of kunit kunit.k "
+                          "(the logs: pass)"])
+
     def test_configured_kunit_without_ktap_is_an_error(self):
         (self.log / "console.log").write_text("Kernel panic\n")
         rc, out = self.run_report()
