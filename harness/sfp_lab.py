@@ -387,9 +387,10 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                            f"(see {lab}/gunicorn.log)")
     _start(lab, "scheduler", ["lava-server", "manage", "lava-scheduler", "--level", "INFO"])
     # The user and its lavacli identity.
+    tokfile = lab / "token"
     if USER not in _manage("users", "list").split():
         _manage("users", "add", "--superuser", "--staff", "--passwd", secrets.token_hex(16), USER)
-    tokfile = lab / "token"
+        tokfile.unlink(missing_ok=True)  # an earlier database's user's
     if not tokfile.exists():
         tokfile.write_text(_manage("tokens", "add", "--user", USER).strip().split()[-1] + "\n")
         tokfile.chmod(0o600)
@@ -588,8 +589,9 @@ def keep_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ETC,
             for x in [d, *sorted(d.rglob("*"))] if d.is_dir() and not x.is_symlink()]
     (found / "owners.tsv").write_text("".join(rows))
     db = (etc / "settings.d" / "00-database.yaml").is_file()
-    (found / "state").write_text(f"config {config}\nroot {int(root.is_dir())}\n"
-                                 f"database-settings {int(db)}\nset-up-before {int(before)}\n")
+    (found / "state").write_text(f"config {config}\nconfig-file {int(config.is_file())}\n"
+                                 f"root {int(root.is_dir())}\ndatabase-settings {int(db)}\n"
+                                 f"set-up-before {int(before)}\n")
     say(f"recorded what sfp lab up changes in {found} (sfp lab down --purge puts it back)"
         + ("; the lab was set up here before: a purge can only remove its files"
            if before else ""))
@@ -638,6 +640,8 @@ def restore_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ET
                        check=False, env=dict(os.environ, XDG_CONFIG_HOME=str(config.parent)))
         if _identity(config):
             left.append(f"the lavacli identity {IDENTITY} in {config}")
+        elif state.get("config-file") == "0" and not yaml.safe_load(config.read_text()):
+            config.unlink()  # lavacli wrote it for the lab's identity alone
     if state["root"] == "0" or state["set-up-before"] == "1":
         shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(found)

@@ -677,6 +677,14 @@ yaml.safe_dump(conf, open(path, "w"))
         self.assertFalse(self.root.exists())
         self.assertFalse(self.found.exists())
 
+    def test_a_lavacli_configuration_up_made_is_removed(self):
+        self.config.unlink()
+        self.keep()
+        self.up()
+        self.lab.restore_found(self.found, etc=self.etc, root=self.root,
+                               lavacli=str(self.lavacli))
+        self.assertFalse(self.config.exists())
+
     def test_a_lab_set_up_before_the_record(self):
         self.up()
         said = self.keep()
