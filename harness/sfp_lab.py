@@ -348,14 +348,10 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
                          f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
     keep_found(say=say)
-    # PostgreSQL: start every cluster that is down.
-    for line in _run("pg_lsclusters", "--no-header").splitlines():
-        ver, cluster, _, status = line.split()[:4]
-        if status == "down":
-            say(f"starting PostgreSQL {ver}/{cluster} (sfp lab down stops it again)")
-            _run("pg_ctlcluster", ver, cluster, "start")
-            with open(lab / "postgresql-started", "a", encoding="utf-8") as f:
-                f.write(f"{ver} {cluster}\n")
+    for ver, cluster in _start_clusters():
+        say(f"started PostgreSQL {ver}/{cluster} (sfp lab down stops it again)")
+        with open(lab / "postgresql-started", "a", encoding="utf-8") as f:
+            f.write(f"{ver} {cluster}\n")
     # Installed while PostgreSQL was down (no systemd here), lava-server
     # skipped its database; its own postinst makes it now. Debian's
     # python3 runs it (a python3 earlier in PATH lacks Django).
@@ -460,14 +456,6 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         f"LAVA_IMAGE_URL={IMAGE_URL}")
 
 
-def _utc(value: str) -> float | None:
-    """A LAVA server's time stamp (UTC, '20261206T16:11:23') as epoch seconds."""
-    try:
-        return float(calendar.timegm(time.strptime(value, "%Y%m%dT%H:%M:%S")))
-    except ValueError:
-        return None
-
-
 def _online(lab: pathlib.Path, names: list[str], since: float, timeout: float = 60.0,
             sleep=time.sleep, clock=time.monotonic) -> None:
     """Wait until the server has each worker of NAMES Online with a ping
@@ -483,7 +471,7 @@ def _online(lab: pathlib.Path, names: list[str], since: float, timeout: float = 
                 raise LabError(f"{w} exited as it started (see {lab / w}.log)")
             show = _lavacli(IDENTITY, "workers", "show", w, check=False)
             ping = re.search(r"^last ping\s*:\s*(\S+)", show, re.M)
-            pinged = _utc(ping.group(1)) if ping else None
+            pinged = _stamp(ping.group(1)) if ping else None
             if re.search(r"^state\s*:\s*Online\s*$", show, re.M) and pinged is not None \
                     and pinged >= int(since):
                 break
@@ -495,6 +483,17 @@ def _online(lab: pathlib.Path, names: list[str], since: float, timeout: float = 
     for w in names:
         if not _alive(lab / f"{w}.pid"):
             raise LabError(f"{w} exited once the server had it Online (see {lab / w}.log)")
+
+
+def _start_clusters() -> list[tuple[str, str]]:
+    """Start every PostgreSQL cluster that is down; (version, name) of each."""
+    started = []
+    for line in _run("pg_lsclusters", "--no-header").splitlines():
+        ver, cluster, _, status = line.split()[:4]
+        if status == "down":
+            _run("pg_ctlcluster", ver, cluster, "start")
+            started.append((ver, cluster))
+    return started
 
 
 def _pidfiles(lab: pathlib.Path) -> list[pathlib.Path]:
@@ -664,12 +663,7 @@ def purge(lab: pathlib.Path, say=print, found: pathlib.Path = FOUND) -> None:
     left = []
     made = found / "database-made"
     if made.is_file():
-        started = []
-        for line in _run("pg_lsclusters", "--no-header").splitlines():
-            ver, cluster, _, status = line.split()[:4]
-            if status == "down":
-                _run("pg_ctlcluster", ver, cluster, "start")
-                started.append((ver, cluster))
+        started = _start_clusters()
         name, role = DATABASE
         _run("runuser", "-u", "postgres", "--", "dropdb", "--if-exists", name)
         _run("runuser", "-u", "postgres", "--", "dropuser", "--if-exists", role)
@@ -765,9 +759,10 @@ def _usable(device_type: str, identity: str) -> bool:
 
 
 def _stamp(value) -> float | None:
-    """A LAVA time stamp ('20261206T16:11:23') as seconds, else None."""
+    """A LAVA server's time stamp (UTC, '20261206T16:11:23') as epoch
+    seconds, else None."""
     try:
-        return time.mktime(time.strptime(str(value), "%Y%m%dT%H:%M:%S"))
+        return float(calendar.timegm(time.strptime(str(value), "%Y%m%dT%H:%M:%S")))
     except ValueError:
         return None
 
