@@ -59,11 +59,15 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             raise Refuse(f"unknown variant '{n}': no {p} (see --help)")
         if not sfp_mutate.variant(d, line, n, mdir).expect:
             raise Refuse(f"{p} has no 'expect:' line")
-    if not (wt / ".git").exists():
+    if args.from_logs:
+        if not out.is_dir():
+            raise Refuse(f"--from-logs: no saved boots under {out} (see --help)")
+    elif not (wt / ".git").exists():
         raise Refuse(f"no work tree at {wt}: run 'make prepare' first")
-    out.mkdir(parents=True, exist_ok=True)
-    # baseline's kselftests: what the series adds under tools/testing/selftests.
-    (out / "selftests.patch").write_bytes(sfp_series.selftests_diff(wt))
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        # baseline's kselftests: what the series adds under tools/testing/selftests.
+        (out / "selftests.patch").write_bytes(sfp_series.selftests_diff(wt))
 
     def run_of(n: str) -> sfp_run.RunRequest:
         patch = {"patched": (), "baseline": (str(out / "selftests.patch"),)}.get(

@@ -62,6 +62,26 @@ def res(*cases):
     return Result(logdir="x", cases=[Case("kunit", "s", c, st, note) for c, st, note in cases])
 
 
+class FromLogsWithoutTree(unittest.TestCase):
+    """--from-logs reads saved boots only: no prepared work tree needed,
+    and a missing boots directory is refused, not taken as no boots."""
+
+    def test_saved_boots_without_a_work_tree(self):
+        import os
+        import subprocess
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        make_mutate_fixture.main(tmp / "6.12")
+        env = {k: v for k, v in os.environ.items() if k != "KSRC"} | {"LINE": "6.12"}
+        sfp = str(HERE.parent.parent / "sfp")
+        for build, rc, said in ((tmp, 1, "add-nr-eq-2"), (tmp / "none", 2, "no saved boots")):
+            p = subprocess.run([sfp, "mutate", "-k", "3", "--from-logs", "patched", "add-nr-eq-2"],
+                               env=env | {"BUILD": str(build)}, capture_output=True, text=True)
+            self.assertEqual(p.returncode, rc, p.stderr)
+            self.assertIn(said, p.stdout + p.stderr)
+        self.assertTrue((tmp / "6.12" / "mutate" / "table.md").is_file())
+
+
 class Tiers(unittest.TestCase):
     """A case's tier is the source that defines its function."""
 
