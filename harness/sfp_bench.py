@@ -269,14 +269,12 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
                            f"{ref}^{{commit}}"], capture_output=True, check=False).returncode:
             raise BenchRefused(f"work tree {tree} has no commit '{ref}' for {k}: run "
                                "'make prepare'")
-    if sfp_env.missing_tool("gcc", "gcc"):
-        raise BenchRefused(sfp_env.missing_tool("gcc", "gcc"))
+    sfp_env.need_tools(BenchRefused, ("gcc", "gcc"))
     try:
         python = sfp_benchlines.python_with_matplotlib()
     except sfp_benchlines.RunError as e:
         raise BenchRefused(str(e)) from e
-    if sfp_env.missing_tool("perf", "linux-perf"):
-        raise BenchRefused(sfp_env.missing_tool("perf", "linux-perf"))
+    sfp_env.need_tools(BenchRefused, ("perf", "linux-perf"))
     bdir = choice.build / "bench"
     outdir = pathlib.Path(out) if out else bdir / "smoke" if smoke else \
         bdir / ("run-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))

@@ -124,12 +124,6 @@ class Ended:
     note: str = ""
 
 
-def _need(cmd: str, package: str) -> None:
-    msg = sfp_env.missing_tool(cmd, package)
-    if msg:
-        raise BootRefused(msg)
-
-
 def check(req: BootRequest, data: Data) -> Machine:
     """The request's machine, or BootRefused: nothing is written first."""
     for what, path in (("kernel image", req.kernel), ("initramfs", req.initrd)):
@@ -154,13 +148,13 @@ def check(req: BootRequest, data: Data) -> Machine:
             raise BootRefused(str(e)) from e
     else:
         machine = Machine(req.smp, ("-smp", str(req.smp)))
-    _need(req.qemu, "qemu-system-x86")
+    sfp_env.need_tools(BootRefused, (req.qemu, "qemu-system-x86"))
     if req.backend == "lava":
-        _need("lava-run", "lava-dispatcher")
+        sfp_env.need_tools(BootRefused, ("lava-run", "lava-dispatcher"))
         if os.geteuid() != 0:
             raise BootRefused("the lava backend runs lava-run, which must run as root")
     elif req.backend == "lava-server":
-        _need("lavacli", "lavacli")
+        sfp_env.need_tools(BootRefused, ("lavacli", "lavacli"))
         try:
             req.lava.check()
         except sfp_lab.LabError as e:

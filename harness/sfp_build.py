@@ -76,9 +76,7 @@ def config_unmet(config: pathlib.Path, fragments: list[pathlib.Path],
 
 
 def check_tools() -> None:
-    for cmd in TOOLS:
-        if msg := sfp_env.missing_tool(cmd, cmd):
-            raise BuildError(msg)
+    sfp_env.need_tools(BuildError, *((cmd, cmd) for cmd in TOOLS))
     if not pathlib.Path("/usr/include/libelf.h").is_file():
         raise BuildError("libelf.h not found: install the Debian package 'libelf-dev' "
                          "(or run 'make setup' as root)")

@@ -443,16 +443,14 @@ class Check:
         """The tool, its data and its unit tests, and the bad inputs."""
         c = self.chk
         with self.stage("project: scripts and bad input"):
-            if why := sfp_env.missing_tool("shellcheck", "shellcheck"):
-                raise sfp_env.InputError(why)
+            sfp_env.need_tools(sfp_env.InputError, ("shellcheck", "shellcheck"))
             # Every shell script and sourced library (a '#!...sh' or '# shellcheck shell=' line).
             files = (f for d in ("scripts", "tests", ".ci") for f in sorted((ROOT / d).rglob("*")))
             self.t("shellcheck", ["shellcheck", "-x", *(
                 str(f) for f in files if f.is_file() and re.search(
                     r"^#!.*(ba)?sh|^# shellcheck shell=", f.read_text(errors="replace"), re.M))])
             self.t("help_on_every_script", self.help_all)
-            if why := sfp_env.missing_tool("mypy", "mypy"):
-                raise sfp_env.InputError(why)
+            sfp_env.need_tools(sfp_env.InputError, ("mypy", "mypy"))
             # mypy (Debian's) on ./sfp and the harness package, its unit tests among them.
             self.t("harness_types", lambda o: self.run(
                 o, ["mypy", "--cache-dir", str(c / "mypy-cache"), "sfp", "harness"],

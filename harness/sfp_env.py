@@ -183,6 +183,13 @@ def missing_tool(cmd: str, package: str) -> str:
                              "(or run 'make setup' as root)")
 
 
+def need_tools(error: type[sfp_errors.SfpError], *tools: tuple[str, str]) -> None:
+    """ERROR with missing_tool's line for the first (command, package) of TOOLS missing."""
+    for cmd, package in tools:
+        if why := missing_tool(cmd, package):
+            raise error(why)
+
+
 def cache_dir(env: dict[str, str]) -> pathlib.Path:
     """The project's cache, kept across work trees and runs: $SFP_CACHE,
     else $XDG_CACHE_HOME/sched-fastpath, else ~/.cache/sched-fastpath."""

@@ -93,12 +93,6 @@ def from_flags(obj: pathlib.Path, out: pathlib.Path, tree: pathlib.Path | None,
     return Guest(obj, out, tree, tuple(lists["-x"]), tuple(lists["-b"]), tuple(lists["-d"]), perf)
 
 
-def _need(*tools: tuple[str, str]) -> None:
-    for cmd, pkg in tools:
-        if msg := sfp_env.missing_tool(cmd, pkg):
-            raise GuestError(msg)
-
-
 def is_static(path: pathlib.Path) -> bool:
     """PATH is an ELF executable without a program interpreter."""
     out = subprocess.run(["readelf", "-l", str(path)], capture_output=True, text=True, check=False)
@@ -116,7 +110,7 @@ def _is_perf_binary(path: pathlib.Path) -> bool:
 
 def check_inputs(g: Guest) -> None:
     """Refuse a Guest whose files or tools are missing (all but the kernel's build)."""
-    _need(("cpio", "cpio"), ("readelf", "binutils"))
+    sfp_env.need_tools(GuestError, ("cpio", "cpio"), ("readelf", "binutils"))
     if not (os.access(BUSYBOX, os.X_OK) and is_static(BUSYBOX)):
         raise GuestError(f"static busybox not found at {BUSYBOX}: install the Debian package "
                          f"'busybox-static' {SETUP}")
@@ -134,9 +128,10 @@ def check_inputs(g: Guest) -> None:
                          f"{SETUP}")
     kst = g.kselftests()
     if g.dynamics or g.perf or kst:
-        _need(("ldd", "libc-bin"))
+        sfp_env.need_tools(GuestError, ("ldd", "libc-bin"))
     if kst:
-        _need(("gcc", "gcc"), ("make", "make"), ("rsync", "rsync"), (str(TIMEOUT), "coreutils"))
+        sfp_env.need_tools(GuestError, ("gcc", "gcc"), ("make", "make"), ("rsync", "rsync"),
+                           (str(TIMEOUT), "coreutils"))
 
 
 def check(g: Guest) -> None:

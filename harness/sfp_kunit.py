@@ -67,10 +67,8 @@ def command(data: Data, arch: str, vcpus: int, build_dir: pathlib.Path, jobs: st
     a = data.archs[arch]
     if vcpus < 1:
         raise KunitError(f"-s wants a number of vCPUs > 0, not '{vcpus}'")
-    for cmd in ("python3", "ccache", a.qemu, f"{a.cross}gcc" if a.cross else ""):
-        msg = cmd and sfp_env.missing_tool(cmd, PACKAGES.get(cmd, cmd))
-        if msg:
-            raise KunitError(msg)
+    sfp_env.need_tools(KunitError, *((cmd, PACKAGES.get(cmd, cmd)) for cmd in (
+        "python3", "ccache", a.qemu, f"{a.cross}gcc" if a.cross else "") if cmd))
     # A CC given on the make command line wins over CROSS_COMPILE's, so
     # it names the cross gcc.
     args = ["run", "--kunitconfig=kernel/sched/tests", f"--build_dir={build_dir}",

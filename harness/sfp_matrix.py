@@ -319,9 +319,7 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
     for ln in lines:
         if ln not in data.lines:
             raise MatrixError(f"no line '{ln}': lines are {' '.join(data.line_names())}")
-    for tool, pkg in TOOLS:
-        if sfp_env.missing_tool(tool, pkg):
-            raise MatrixError(sfp_env.missing_tool(tool, pkg))
+    sfp_env.need_tools(MatrixError, *TOOLS)
     if out and out.exists() and out.is_dir():
         raise MatrixError(f"-o {out} is a directory; a file is wanted")
     top = sfp_env.select_line(data, env).build.parent

@@ -155,8 +155,7 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
         src = _source_from_meta(wt_meta(wt, "source"))
     if not src:
         raise PrepareError(f"no source for the {line} line: {source_hint(data, line)}")
-    if sfp_env.missing_tool("git", "git"):
-        raise PrepareError(sfp_env.missing_tool("git", "git"))
+    sfp_env.need_tools(PrepareError, ("git", "git"))
     p = pathlib.Path(src)
     if not p.exists():
         if src == default_src:

@@ -168,9 +168,7 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
                           capture_output=True, check=False).returncode:
             raise RobotError(f"{tree} has no 'series-base' and 'patched' (prepare it again: "
                              "./sfp prepare)")
-    for cmd, pkg in TOOLS + ((f"{cross}gcc", "gcc-aarch64-linux-gnu"),):
-        if sfp_env.missing_tool(cmd, pkg):
-            raise RobotError(sfp_env.missing_tool(cmd, pkg))
+    sfp_env.need_tools(RobotError, *TOOLS, (f"{cross}gcc", "gcc-aarch64-linux-gnu"))
     table = table or r.out / "table.md"
     r.out.mkdir(parents=True, exist_ok=True)
     r.objtop.mkdir(parents=True, exist_ok=True)

@@ -95,9 +95,7 @@ def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: i
     for kern in kernels:
         if kern not in KERNELS:
             raise StressRefused(f"unknown kernel '{kern}': patched or baseline")
-    for cmd, pkg in TOOLS:
-        if sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg):
-            raise StressRefused(sfp_env.missing_tool(f"/usr/bin/{cmd}", pkg))
+    sfp_env.need_tools(StressRefused, *((f"/usr/bin/{cmd}", pkg) for cmd, pkg in TOOLS))
     return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]), jobs)
 
 

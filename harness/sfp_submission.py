@@ -152,9 +152,7 @@ def _run(cmd: list[str], cwd: pathlib.Path, env: dict[str, str], what: str,
 def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Path | None,
           say: Callable[[str], None], cert: bool = False, trial: bool = False) -> pathlib.Path:
     """The submission in OUT (default BUILD/submission); its directory."""
-    for cmd, pkg in (("git", "git"), ("perl", "perl"), ("b4", "b4")):
-        if sfp_env.missing_tool(cmd, pkg):
-            raise SubmissionError(sfp_env.missing_tool(cmd, pkg))
+    sfp_env.need_tools(SubmissionError, ("git", "git"), ("perl", "perl"), ("b4", "b4"))
     wt = build / "tree"
     if not (wt / ".git").is_dir():
         raise SubmissionError(f"no work tree at {wt}: run 'make prepare' (or KSRC=... ./sfp "
