@@ -270,10 +270,8 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             raise BenchRefused(f"work tree {tree} has no commit '{ref}' for {k}: run "
                                "'make prepare'")
     sfp_env.need_tools(BenchRefused, ("gcc", "gcc"))
-    try:
+    with sfp_errors.raised_as(BenchRefused, sfp_benchlines.RunError):
         python = sfp_benchlines.python_with_matplotlib()
-    except sfp_benchlines.RunError as e:
-        raise BenchRefused(str(e)) from e
     sfp_env.need_tools(BenchRefused, ("perf", "linux-perf"))
     bdir = choice.build / "bench"
     outdir = pathlib.Path(out) if out else bdir / "smoke" if smoke else \
@@ -286,10 +284,8 @@ def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str 
             if re.search(r"[,\s]", str(d.resolve())):
                 raise BenchRefused(f"--cost: the {what} '{d}' has a comma or a space, which "
                                    "QEMU's -plugin and -D options cannot take")
-        try:
+        with sfp_errors.raised_as(BenchRefused, sfp_cost.CostError):
             header = sfp_cost.plugin_header(env)
-        except sfp_cost.CostError as e:
-            raise BenchRefused(str(e)) from e
     return Bench(choice, tuple(topos), counts, int(duration), int(reps), mode, outdir, qopts,
                  int(env.get("MEM") or sfp_env.LOADED_MEM), smoke, refs, python, command, jobs,
                  header, busy, seed, env.get("BENCH_APPEND", ""))

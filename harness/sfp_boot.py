@@ -141,11 +141,9 @@ def check(req: BootRequest, data: Data) -> Machine:
         if bad:
             raise BootRefused(msg)
     if req.topology:
-        try:
+        with sfp_errors.raised_as(BootRefused, DataError):
             topo = data.topology(req.topology)
             machine = Machine(topo.vcpus, tuple(topo.qemu_args(req.mem)))
-        except DataError as e:
-            raise BootRefused(str(e)) from e
     else:
         machine = Machine(req.smp, ("-smp", str(req.smp)))
     sfp_env.need_tools(BootRefused, (req.qemu, "qemu-system-x86"))
@@ -155,10 +153,8 @@ def check(req: BootRequest, data: Data) -> Machine:
             raise BootRefused("the lava backend runs lava-run, which must run as root")
     elif req.backend == "lava-server":
         sfp_env.need_tools(BootRefused, ("lavacli", "lavacli"))
-        try:
+        with sfp_errors.raised_as(BootRefused, sfp_lab.LabError):
             req.lava.check()
-        except sfp_lab.LabError as e:
-            raise BootRefused(str(e)) from e
     return machine
 
 

@@ -62,7 +62,7 @@ import time
 import traceback
 from typing import Callable, TextIO
 
-from harness import sfp_env, sfp_guest, sfp_prepare, sfp_results, sfp_run, sfp_summary
+from harness import sfp_env, sfp_errors, sfp_guest, sfp_prepare, sfp_results, sfp_run, sfp_summary
 from harness import sfp_series as S
 from harness.sfp_data import ROOT, Data
 
@@ -939,10 +939,8 @@ class Check:
         """The whole run; its exit status is the summary's."""
         c = self.chk
         space, what = space_needed(self.top, self.default, self.quick, self.full)
-        try:
+        with sfp_errors.raised_as(sfp_env.InputError, sfp_prepare.PrepareError):
             sfp_prepare.need_space(self.top, space, what, self.env)
-        except sfp_prepare.PrepareError as e:
-            raise sfp_env.InputError(str(e)) from e
         shutil.rmtree(c, ignore_errors=True)
         c.mkdir(parents=True)
         self.results.write_text("")

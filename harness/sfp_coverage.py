@@ -234,10 +234,8 @@ def report(line: str, kind: str, tree: pathlib.Path, obj: pathlib.Path,
         raise CoverageError(f"{guest} not found: boot the {kind} kernel first")
     gcdas = unpack(gcda_archive(guest.read_text(errors="replace")), obj, out / f"{kind}-gcda")
     counts = gcov_json(gcdas)
-    try:
+    with sfp_errors.raised_as(CoverageError, sfp_mutgen.MutgenError):
         mech, sites = mechanism(tree)
-    except sfp_mutgen.MutgenError as e:
-        raise CoverageError(str(e)) from e
     fc = function_coverage(mech, counts)
     sites = counted(sites, counts)
     md = out / f"{kind}.md"

@@ -223,10 +223,8 @@ def check_numbers(env: dict[str, str]) -> None:
         if env.get(var) and env[var] not in values:
             raise InputError(f"{var}={env[var]}: one of {', '.join(values)} is wanted")
     if env.get("BOOT_BACKEND") == "lava-server":
-        try:
+        with sfp_errors.raised_as(InputError, sfp_lab.LabError):
             sfp_lab.Target.from_env(env).check()
-        except sfp_lab.LabError as e:
-            raise InputError(str(e)) from e
 
 
 def validate(data: Data, env: dict[str, str], kind: str | None = None,
@@ -238,18 +236,14 @@ def validate(data: Data, env: dict[str, str], kind: str | None = None,
         choice = select_line(data, env)
     check_numbers(env)
     topology = topology if topology is not None else env.get("TOPOLOGY") or None
-    try:
+    with sfp_errors.raised_as(InputError, DataError):
         t = data.topology(topology) if topology else None
         if kind and data.kind(kind).distro:
-            try:
+            with sfp_errors.raised_as(InputError, sfp_distro.DistroError):
                 sfp_distro.read_source(sfp_distro.source(data, choice.line, env))
-            except sfp_distro.DistroError as e:
-                raise InputError(str(e)) from e
         if t and (kind or t.nodes):
             data.check_run(kind or "main", t.name)
         if t and env.get("MEM"):
             t.qemu_args(int(env["MEM"]))
-    except DataError as e:
-        raise InputError(str(e)) from e
     return choice
 

@@ -373,10 +373,8 @@ def load_triage(path: pathlib.Path) -> Triage:
     absent file is no triage yet."""
     if not path.is_file():
         return Triage({}, {})
-    try:
+    with sfp_errors.raised_as(MutgenError, tomllib.TOMLDecodeError, prefix=f"{path}: "):
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise MutgenError(f"{path}: {e}") from e
     bad = set(raw) - {"equivalent", "open"}
     if bad:
         raise MutgenError(f"{path}: unknown table(s) {', '.join(sorted(bad))}: "

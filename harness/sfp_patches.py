@@ -163,10 +163,8 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
     mark = next((i for i, ln in enumerate(lines) if ln.rstrip("\n") == MARK), None)
     if mark is None:
         raise PatchesError(f"patches/series lacks the line '{MARK}'")
-    try:
+    with sfp_errors.raised_as(PatchesError, S.SeriesError):
         series = S.load(patches)
-    except S.SeriesError as e:
-        raise PatchesError(str(e)) from e
     if S.git(wt, "rev-parse", "-q", "--verify", "series-base").returncode:
         raise PatchesError(f"the work tree {wt} has no branch 'series-base': remove it (make "
                            "clean-tree) and prepare again")
@@ -174,12 +172,10 @@ def generate(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path,
         w = pathlib.Path(tmp) / "wt"
         # Only the files the series and the generator touch: a mini tree
         # of series-base (a few MB, where a checkout is 1.3 GB).
-        try:
+        with sfp_errors.raised_as(PatchesError, S.GitFailed, prefix="cannot take the series' "
+                                  f"files from 'series-base' of {wt}: "):
             S.mini_tree(wt, w, patches, "series-base", MINI_EXTRA)
             r = S.apply(w, series, ("prereq", "feature"))
-        except S.GitFailed as e:
-            raise PatchesError(f"cannot take the series' files from 'series-base' of {wt}: "
-                               f"{e}") from e
         if r.failed is not None:
             raise PatchesError(f"{series[r.failed].name} does not apply to 'series-base': first "
                                f"failing hunk in {r.fail_where}")

@@ -210,10 +210,8 @@ class Preparer:
 
     def apply_series(self, tree: pathlib.Path) -> None:
         """git am the series on TREE's branch; 'baseline' after the prerequisites."""
-        try:
+        with sfp_errors.raised_as(PrepareError, S.GitFailed):
             r = S.apply(tree, self.series, S.ROLES, self.threeway)
-        except S.GitFailed as e:
-            raise PrepareError(str(e)) from e
         if r.failed is not None:
             merge = f"; a three-way merge conflicts in {r.fail_conflicts or '?'}" \
                 if self.threeway else ""
@@ -386,10 +384,8 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
     wt = pathlib.Path(os.path.abspath(wt_arg or choice.build / "tree"))
     src = resolve(data, line, choice.source_from, src_arg or env.get("KSRC", ""),
                   data.lines[line].default_source(env), wt, say)
-    try:
+    with sfp_errors.raised_as(PrepareError, S.SeriesError):
         series = S.load(choice.patches)
-    except S.SeriesError as e:
-        raise PrepareError(str(e)) from e
     threeway = None
     if env.get("THREEWAY_FROM"):
         threeway = pathlib.Path(env["THREEWAY_FROM"])

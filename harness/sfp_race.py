@@ -72,10 +72,8 @@ def plan(data: Data, line: str, *, boots: int, secs: int, vcpus: int,
             raise RaceRefused(f"-k, -d and -s want whole numbers > 0, not '{v}'")
     if vcpus > MAX_VCPUS:
         raise RaceRefused(f"-s {vcpus}: the config has NR_CPUS={MAX_VCPUS}")
-    try:
+    with sfp_errors.raised_as(RaceRefused, sfp_series.SeriesError):
         series = sfp_series.load(ROOT / "patches" / line)
-    except sfp_series.SeriesError as e:
-        raise RaceRefused(str(e)) from e
     fixes = [p.path for p in series if p.role == "prereq"]
     if not fixes:
         raise RaceRefused(f"patches/{line}/series has no prerequisite fix")

@@ -176,10 +176,8 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
         f.unlink()
     t_all = time.monotonic()
     if not (r.wt / ".git").exists():
-        try:
+        with sfp_errors.raised_as(RobotError, sfp_prepare.PrepareError):
             sfp_prepare.need_space(build, 2, "the robot's worktree and builds", env)
-        except sfp_prepare.PrepareError as e:
-            raise RobotError(str(e)) from e
         say(f"checking out a worktree of {tree} at {r.wt}")
         r.git("worktree", "prune", tree=tree)
         r.git("worktree", "add", "-q", "--detach", str(r.wt), "patched", tree=tree)

@@ -160,10 +160,8 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
     if not (wt / "scripts" / "get_maintainer.pl").is_file():
         raise SubmissionError(f"{wt} has no scripts/get_maintainer.pl")
     name, email = identity(wt, say, trial)
-    try:
+    with sfp_errors.raised_as(SubmissionError, S.SeriesError):
         upstream, certs = S.load_tiers(patches)
-    except S.SeriesError as e:
-        raise SubmissionError(str(e)) from e
     out = out or build / "submission"
     if out.is_dir() and any(out.iterdir()) or out.exists() and not out.is_dir():
         raise SubmissionError(f"'{out}' is not empty: move it away, or give another with -o")
@@ -171,10 +169,8 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
     post = build / "post"
     posted = upstream + (certs if cert else [])
     say(f"{post}: 'base' + {', '.join(p.name for p in posted)}")
-    try:
+    with sfp_errors.raised_as(SubmissionError, S.SeriesError, S.GitFailed):
         S.stock_worktree(wt, post, posted)
-    except (S.SeriesError, S.GitFailed) as e:
-        raise SubmissionError(str(e)) from e
     # git and b4 see the user's identity; b4's mail program is /bin/false.
     # A KUnit suite new to its directory goes to KUnit's people as well:
     # whom the tree's MAINTAINERS names for lib/kunit/, as Cc.

@@ -28,10 +28,8 @@ def say(msg: str) -> None:
 
 
 def data() -> sfp_data.Data:
-    try:
+    with sfp_errors.raised_as(Refuse, sfp_data.DataError, prefix="sfp.toml: "):
         return sfp_data.load()
-    except sfp_data.DataError as e:
-        raise Refuse(f"sfp.toml: {e}") from e
 
 
 def _int_arg(what: str):

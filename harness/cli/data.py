@@ -6,6 +6,7 @@ import argparse
 import pathlib
 
 from harness import sfp_env
+from harness import sfp_errors
 from harness import sfp_results
 from harness import sfp_summary
 from harness.cli.common import Fail, Refuse, data, doc, say
@@ -114,11 +115,9 @@ def cmd_result(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    try:
+    with sfp_errors.raised_as(Fail, OSError):
         return sfp_summary.summarize(args.title, args.json or [], args.tsv or [], args.out,
                                      args.no_skips, args.precondition_skips)
-    except OSError as e:
-        raise Fail(str(e)) from e
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

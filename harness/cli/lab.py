@@ -6,6 +6,7 @@ import argparse
 import pathlib
 
 from harness import sfp_boot
+from harness import sfp_errors
 from harness import sfp_lab
 from harness import sfp_lava
 from harness.cli.common import ROOT, Fail, Refuse, doc, say
@@ -15,13 +16,11 @@ def cmd_lava_job(args: argparse.Namespace) -> int:
     for what, path in (("kernel", args.kernel), ("initrd", args.initrd)):
         if not pathlib.Path(path).is_file():
             raise Refuse(f"{what} image '{path}' not found")
-    try:
+    with sfp_errors.raised_as(Fail, ValueError):
         sfp_lava.write_job(pathlib.Path(args.out), args.name, pathlib.Path(args.kernel),
                            pathlib.Path(args.initrd), args.append, args.timeout,
                            pathlib.Path(args.console_log), pathlib.Path(args.guest_log),
                            args.qemu_options, server=args.server, qemu=args.qemu)
-    except ValueError as e:
-        raise Fail(str(e)) from e
     return 0
 
 

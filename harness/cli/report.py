@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import pathlib
 
+from harness import sfp_errors
 from harness import sfp_report
 from harness.cli.common import Fail, doc
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     logdir, tree, obj = (pathlib.Path(x) for x in (args.logdir, args.tree, args.obj))
-    try:
+    with sfp_errors.raised_as(Fail, sfp_report.ReportError, OSError):
         return sfp_report.report(logdir, tree, obj, pathlib.Path(args.out) if args.out else None)
-    except (sfp_report.ReportError, OSError) as e:
-        raise Fail(str(e)) from e
 
 
 def register(sub: argparse._SubParsersAction) -> None:
