@@ -10,7 +10,7 @@ import sys
 from harness import sfp_bench
 from harness import sfp_benchlines
 from harness import sfp_cost
-from harness.cli.common import Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, Refuse, add, data, say
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -68,8 +68,8 @@ def cmd_bench_lines(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp bench, sfp offsets, sfp bench-lines to SUB."""
-    p = sub.add_parser("bench", help="the A/B benchmark: baseline against patched, in guests",
-                       description=doc("sfp_bench", """
+    p = add(sub, "bench", cmd_bench, "the A/B benchmark: baseline against patched, in guests",
+            "sfp_bench", """
 Environment: MEM (guest MiB, default 1024), JOBS, BUILD, BENCH_APPEND
 (more guest kernel command line, e.g. sfp.features=NO_DELAY_DEQUEUE or
 sfp.rrwork=LOOPS; see scripts/guest/sfp_bench.sh), BENCH_BASELINE and
@@ -81,8 +81,7 @@ committed full run.
 
 One run at a time per line and BUILD: a run holds BUILD/LINE/bench/lock,
 and a second is refused, naming the first (both would rebuild the same
-two kernels under each other's boots)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+two kernels under each other's boots).""")
     p.add_argument("-t", "--topology", "--topologies", dest="topologies", metavar="LIST",
                    help="guest topologies of sfp.toml [topologies], space-separated "
                         "(default 'smp2 smp8 smt2x2x2 sock4x2')")
@@ -134,15 +133,11 @@ two kernels under each other's boots)."""),
     p.add_argument("--seed", type=int, metavar="N",
                    help="with --icount: repetition R boots with seed N+R-1 (default 1); two runs "
                         "with the same N boot the same guests")
-    p.set_defaults(func=cmd_bench)
-    p = sub.add_parser("offsets", help="the offsets of the fields the benchmark watches",
-                       description=sfp_bench.OFFSETS_DOC,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "offsets", cmd_offsets, "the offsets of the fields the benchmark watches",
+            description=sfp_bench.OFFSETS_DOC, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("obj", metavar="OBJ", help="a kernel build directory (O=)")
-    p.set_defaults(func=cmd_offsets)
-    p = sub.add_parser("bench-lines", help="one table across benchmark runs (lines, -F modes)",
-                       description=doc("sfp_benchlines"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "bench-lines", cmd_bench_lines,
+            "one table across benchmark runs (lines, -F modes)", "sfp_benchlines")
     p.add_argument("runs", nargs="+", metavar="RUN", help="sfp bench output directories")
     p.add_argument("-o", "--out", help="write the table here instead of standard output")
     p.add_argument("--plot", metavar="DIR",
@@ -163,4 +158,3 @@ two kernels under each other's boots)."""),
                         "identical in every counter, and the largest difference of each figure; "
                         "for --icount runs booted with the same seeds, on a quiet host and on a "
                         "busy one")
-    p.set_defaults(func=cmd_bench_lines)

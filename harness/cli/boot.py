@@ -10,7 +10,7 @@ import sys
 from harness import sfp_boot
 from harness import sfp_env
 from harness import sfp_lab
-from harness.cli.common import Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, Refuse, add, data, say
 
 
 def cmd_boot(args: argparse.Namespace) -> int:
@@ -38,12 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp boot to SUB."""
     env = os.environ
     bd = sfp_env.BOOT_DEFAULTS
-    p = sub.add_parser("boot", help="boot a kernel and initramfs once; fail on a splat or a hang",
-                       description=doc("sfp_boot", """
+    p = add(sub, "boot", cmd_boot, "boot a kernel and initramfs once; fail on a splat or a hang",
+            "sfp_boot", """
 Exit status 0 when the guest ran every test program and shut down, and the
 console shows no splat; 1 otherwise, with the console's last lines. Each
-option's default is the environment variable in brackets."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+option's default is the environment variable in brackets.""")
     p.add_argument("--kernel", help="the kernel image (bzImage)")
     p.add_argument("-i", "--initrd", help="the initramfs")
     p.add_argument("-l", "--logdir", help="where the boot's files go")
@@ -70,4 +69,3 @@ option's default is the environment variable in brackets."""),
                         "'sfp lab up', or the server of LAVA_IDENTITY; a lab elsewhere also "
                         "wants LAVA_DEVICE_TYPE, LAVA_IMAGE_DIR and LAVA_IMAGE_URL: sfp lab "
                         f"--help) [BOOT_BACKEND, default {bd.backend}]")
-    p.set_defaults(func=cmd_boot)

@@ -13,7 +13,7 @@ from harness import sfp_env
 from harness import sfp_guest
 from harness import sfp_prepare
 from harness import sfp_run
-from harness.cli.common import Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, Refuse, add, data, say
 
 
 def cmd_build_kernel(args: argparse.Namespace) -> int:
@@ -101,17 +101,14 @@ def cmd_distro_config(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp build-kernel, build-guest, config-unmet, fragments and distro-config to SUB."""
-    p = sub.add_parser("build-kernel", help="configure and build a kernel (bzImage, ccache)",
-                       description=doc("sfp_build"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "build-kernel", cmd_build_kernel, "configure and build a kernel (bzImage, ccache)",
+            "sfp_build")
     p.add_argument("--tree", required=True, help="the kernel tree (only read)")
     p.add_argument("--obj", required=True, help="the build directory (O=)")
     p.add_argument("-f", "--fragment", action="append", default=[],
                    help="a config fragment (repeatable; default: sfp fragments TREE)")
-    p.set_defaults(func=cmd_build_kernel)
-    p = sub.add_parser("build-guest", help="the guest's initramfs: busybox, init, the tests",
-                       description=doc("sfp_guest"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "build-guest", cmd_build_guest, "the guest's initramfs: busybox, init, the tests",
+            "sfp_guest")
     p.add_argument("--obj", required=True, metavar="OBJDIR",
                    help="the kernel's build directory (O=)")
     p.add_argument("-o", "--out", required=True, metavar="INITRAMFS", help="the file to write")
@@ -124,37 +121,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a host program for the guest, with the libraries it links")
     p.add_argument("--perf", action="store_true",
                    help="put perf (Debian linux-perf) and its libraries in the guest")
-    p.set_defaults(func=cmd_build_guest)
-    p = sub.add_parser("config-unmet", help="the options config fragments ask for that a "
-                       ".config lacks", description="One line per option FRAGMENTS ask for "
-                       "that CONFIG does not have as asked: 'CONFIG_X=V (what Kconfig gave)'. An "
-                       "option asked off is met when CONFIG lists it off or (without --strict) "
-                       "lacks it.")
+    p = add(sub, "config-unmet", cmd_config_unmet, "the options config fragments ask for that a "
+            ".config lacks", description="One line per option FRAGMENTS ask for that CONFIG does "
+            "not have as asked: 'CONFIG_X=V (what Kconfig gave)'. An option asked off is met when "
+            "CONFIG lists it off or (without --strict) lacks it.")
     p.add_argument("--strict", action="store_true", help="an option asked off must be listed off")
     p.add_argument("config", metavar="CONFIG")
     p.add_argument("fragments", nargs="+", metavar="FRAGMENT")
-    p.set_defaults(func=cmd_config_unmet)
-    p = sub.add_parser("fragments", help="the config fragments a kernel of TREE gets",
-                       description="The config fragments, one path a line in merge order, "
-                       "that a kernel of TREE gets: kernel-config/base.config, then TREE's "
-                       "kernel/sched/tests/.kunitconfig (with kernel-config/kunit.config) and "
-                       "tools/testing/selftests/sched/config where TREE has them; with -K, the "
-                       "kind's (those defaults if its record says so, then its own).")
+    p = add(sub, "fragments", cmd_fragments, "the config fragments a kernel of TREE gets",
+            description="The config fragments, one path a line in merge order, that a kernel of "
+            "TREE gets: kernel-config/base.config, then TREE's kernel/sched/tests/.kunitconfig "
+            "(with kernel-config/kunit.config) and tools/testing/selftests/sched/config where "
+            "TREE has them; with -K, the kind's (those defaults if its record says so, then its "
+            "own).")
     p.add_argument("-K", "--kind", help="a kind of kernel, a record of sfp.toml [kinds]")
     p.add_argument("tree", metavar="TREE")
-    p.set_defaults(func=cmd_fragments)
-    p = sub.add_parser("distro-config", help="the scheduler's options as the line's "
-                       "distribution configures them (the distro kind)",
-                       description="Every option that a file under kernel/sched/ of the "
-                       "line's tree mentions, with the value of the line's distribution config "
-                       "(sfp.toml distro_config, a Debian linux-config-X file; DISTRO_CONFIG="
-                       "/path to take another): the fragment the distro kind (./sfp run -K "
-                       "distro) merges, or with --table a markdown table of each option's "
-                       "value in the distribution and in the main and distro kinds' .config "
-                       "(configured in BUILD/LINE/distro-config with merge_config.sh, not "
-                       "built; '-': not in that configuration).")
+    p = add(sub, "distro-config", cmd_distro_config, "the scheduler's options as the line's "
+            "distribution configures them (the distro kind)", description="Every option that a "
+            "file under kernel/sched/ of the line's tree mentions, with the value of the line's "
+            "distribution config (sfp.toml distro_config, a Debian linux-config-X file; "
+            "DISTRO_CONFIG=/path to take another): the fragment the distro kind (./sfp run -K "
+            "distro) merges, or with --table a markdown table of each option's value in the "
+            "distribution and in the main and distro kinds' .config (configured in "
+            "BUILD/LINE/distro-config with merge_config.sh, not built; '-': not in that "
+            "configuration).")
     p.add_argument("--table", action="store_true",
                    help="the table of values instead of the fragment")
     p.add_argument("--tree", help="the kernel tree (default: the line's work tree, "
                    "BUILD/LINE/tree)")
-    p.set_defaults(func=cmd_distro_config)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness import sfp_check
-from harness.cli.common import data, doc, say
+from harness.cli.common import add, data, say
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -15,13 +15,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp check to SUB."""
-    p = sub.add_parser("check", help="the project's whole test suite (make check)",
-                       description=doc("sfp_check"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "check", cmd_check, "the project's whole test suite (make check)", "sfp_check")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true",
                    help="steps 1 and 2 only: no kernel is built (make check-quick)")
     g.add_argument("--full", action="store_true",
                    help="steps 4 and 6 too: the robot checks and the benchmark's smoke round "
                         "(make certify)")
-    p.set_defaults(func=cmd_check)

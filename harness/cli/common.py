@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any, Callable
 
 from harness import sfp_data
 from harness import sfp_errors
@@ -18,9 +19,16 @@ Fail = sfp_errors.Failed
 Refuse = sfp_errors.Refused
 
 
-def doc(module: str, more: str = "") -> str:
-    """A module's docstring, and MORE, for a subcommand's --help."""
-    return (importlib.import_module(f"harness.{module}").__doc__ or "") + more
+def add(sub: argparse._SubParsersAction, name: str, func: Callable[[argparse.Namespace], int],
+        help: str, module: str = "", more: str = "", **kw: Any) -> argparse.ArgumentParser:
+    """Subcommand NAME, run by FUNC, with HELP in sfp --help's list; its own
+    --help is MODULE's docstring and MORE as written (else KW's description)."""
+    if module:
+        kw.update(description=(importlib.import_module(f"harness.{module}").__doc__ or "") + more,
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(name, help=help, **kw)
+    p.set_defaults(func=func)
+    return p
 
 
 def say(msg: str) -> None:

@@ -7,7 +7,7 @@ import argparse
 from harness import sfp_coverage
 from harness import sfp_data
 from harness import sfp_run
-from harness.cli.common import Refuse, data, say
+from harness.cli.common import Refuse, add, data, say
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
@@ -36,18 +36,15 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp coverage to SUB."""
-    p = sub.add_parser("coverage", help="gcov counts of the mechanisms' functions and "
-                       "call sites after the tests",
-                       description="Build the line's patched tree as each coverage kind "
-                       "(coverage: the main kind's config; coverage-distro: the "
-                       "distribution's scheduler options) with gcov on kernel/sched/, boot it "
-                       "with every test, and report per kind which lines and branches of the "
-                       "mechanisms' functions (those holding a line the series changes) and "
-                       "which of their call sites ran: BUILD/LINE/coverage/KIND.md and .json. "
-                       "Every line or call site that never ran needs a reason in sfp.toml "
-                       "coverage_unrun; the exit status is 1 if one has none.")
+    p = add(sub, "coverage", cmd_coverage, "gcov counts of the mechanisms' functions and call "
+            "sites after the tests", description="Build the line's patched tree as each coverage "
+            "kind (coverage: the main kind's config; coverage-distro: the distribution's "
+            "scheduler options) with gcov on kernel/sched/, boot it with every test, and report "
+            "per kind which lines and branches of the mechanisms' functions (those holding a line "
+            "the series changes) and which of their call sites ran: BUILD/LINE/coverage/KIND.md "
+            "and .json. Every line or call site that never ran needs a reason in sfp.toml "
+            "coverage_unrun; the exit status is 1 if one has none.")
     p.add_argument("-K", "--kind", action="append", metavar="KIND",
                    help="only this coverage kind (repeatable; default: both)")
     p.add_argument("--from-logs", action="store_true",
                    help="no build or boot: report from the kinds' last boots")
-    p.set_defaults(func=cmd_coverage)

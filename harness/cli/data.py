@@ -9,7 +9,7 @@ from harness import sfp_env
 from harness import sfp_errors
 from harness import sfp_results
 from harness import sfp_summary
-from harness.cli.common import Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, Refuse, add, data, say
 
 
 def cmd_get(args: argparse.Namespace) -> int:
@@ -131,37 +131,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp data, sfp get, sfp validate, sfp result, sfp summarize, sfp compare to SUB."""
-    p = sub.add_parser("data", help="load and check sfp.toml, and list its records",
-                       description="Load sfp.toml, refuse a bad record (exit 2, one line), "
-                                   "and list the lines, kinds and topologies.")
+    p = add(sub, "data", cmd_data, "load and check sfp.toml, and list its records",
+            description="Load sfp.toml, refuse a bad record (exit 2, one line), and list the "
+            "lines, kinds and topologies.")
     p.add_argument("-q", "--quiet", action="store_true", help="check only, print nothing")
-    p = sub.add_parser("get", help="one value of sfp.toml, for the shell scripts",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Print one value of sfp.toml:\n"
-                       "  lines | default-line | kinds | topologies | baseline-fails\n"
-                       "  splat-re (what counts as a splat on a console, as an ERE)\n"
-                       "  line LINE known_good|debian_package|config_absent|kunit_header|"
-                       "mutation_table|no_catcher|env_var|source\n"
-                       "  kind KIND default_fragments|fragments|patches|append\n"
-                       "  topology NAME vcpus|smp|nodes|levels|qemu MEM")
+    p = add(sub, "get", cmd_get, "one value of sfp.toml, for the shell scripts",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            description="Print one value of sfp.toml:\n"
+            "  lines | default-line | kinds | topologies | baseline-fails\n"
+            "  splat-re (what counts as a splat on a console, as an ERE)\n"
+            "  line LINE known_good|debian_package|config_absent|kunit_header|"
+            "mutation_table|no_catcher|env_var|source\n"
+            "  kind KIND default_fragments|fragments|patches|append\n"
+            "  topology NAME vcpus|smp|nodes|levels|qemu MEM")
     p.add_argument("what")
     p.add_argument("args", nargs="*")
-    p = sub.add_parser("validate", help="refuse bad input before any work",
-                       description="Check the environment a script runs with (KSRC, LINE, "
-                       "TOPOLOGY, SMP, MEM, ACCEL, BOOT_TIMEOUT, JOBS) and a kind and "
-                       "topology; exit 2 with one line naming the first bad one.")
+    p = add(sub, "validate", cmd_validate, "refuse bad input before any work",
+            description="Check the environment a script runs with (KSRC, LINE, TOPOLOGY, SMP, "
+            "MEM, ACCEL, BOOT_TIMEOUT, JOBS) and a kind and topology; exit 2 with one line "
+            "naming the first bad one.")
     p.add_argument("-K", "--kind", help="a kind of kernel (sfp get kinds)")
     p.add_argument("-t", "--topology", help="a topology (default: $TOPOLOGY)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say which line and build directory the inputs give")
-    p = sub.add_parser("result", help="a boot's Result from its log directory",
-                       description="Read a boot's log directory (results.tsv, stage times, "
-                       "console splats, QEMU command line) into a Result.")
+    p = add(sub, "result", cmd_result, "a boot's Result from its log directory",
+            description="Read a boot's log directory (results.tsv, stage times, console splats, "
+            "QEMU command line) into a Result.")
     p.add_argument("logdir")
     p.add_argument("--json", action="store_true", help="print the Result as JSON")
-    p = sub.add_parser("summarize", help="merge results; end with 'N passed, N failed'",
-                       description=doc("sfp_summary"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "summarize", cmd_summarize, "merge results; end with 'N passed, N failed'",
+            "sfp_summary")
     p.add_argument("--json", nargs=3, action="append", metavar=("SOURCE", "SUITE", "FILE"),
                    help="kunit.py parse --json output; SUITE names top-level cases")
     p.add_argument("--tsv", action="append", metavar="FILE",
@@ -174,14 +173,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--precondition-skips", metavar="FILE",
                    help="with --no-skips: tests (one name per line) that skipped because a "
                         "precondition could not be set up in time; they stay skipped")
-    p = sub.add_parser("compare", help="two boots' Results: the same cases, the same verdicts",
-                       description="Compare the Results of two boots of the same kernel (say "
-                       "a direct boot and a LAVA job): the same cases, and the same verdict for "
-                       "each, where a skip for an unmet precondition matches a pass (it is not "
-                       "a verdict). Exit 1 on any difference, or if either has no cases.")
+    p = add(sub, "compare", cmd_compare, "two boots' Results: the same cases, the same verdicts",
+            description="Compare the Results of two boots of the same kernel (say a direct boot "
+            "and a LAVA job): the same cases, and the same verdict for each, where a skip for an "
+            "unmet precondition matches a pass (it is not a verdict). Exit 1 on any difference, "
+            "or if either has no cases.")
     p.add_argument("a", help="a boot's log directory")
     p.add_argument("b", help="another boot's log directory")
-    for name, func in (("data", cmd_data), ("get", cmd_get), ("validate", cmd_validate),
-                       ("result", cmd_result), ("summarize", cmd_summarize),
-                       ("compare", cmd_compare)):
-        sub.choices[name].set_defaults(func=func)

@@ -6,7 +6,7 @@ import argparse
 
 from harness import sfp_env
 from harness import sfp_kunit
-from harness.cli.common import data, doc, say, _int_arg
+from harness.cli.common import add, data, say, _int_arg
 
 
 def cmd_kunit(args: argparse.Namespace) -> int:
@@ -21,12 +21,10 @@ def cmd_kunit(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp kunit to SUB."""
-    p = sub.add_parser("kunit", help="the KUnit suites with the kernel's kunit.py",
-                       description=doc("sfp_kunit", """
+    p = add(sub, "kunit", cmd_kunit, "the KUnit suites with the kernel's kunit.py", "sfp_kunit", """
 Needs a prepared work tree (make prepare; KSRC= for a tree without a Debian
 package). Exit status: kunit.py's. Environment: JOBS (default nproc+1), ACCEL (kvm
-lets kunit.py's QEMU use /dev/kvm; otherwise, as root, it is hidden)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+lets kunit.py's QEMU use /dev/kvm; otherwise, as root, it is hidden).""")
     p.add_argument("--arch", default="x86_64", help="x86_64 (default), arm64 or um")
     p.add_argument("-s", "--vcpus", type=_int_arg("-s wants a number of vCPUs > 0"), default=4,
                    help="vCPUs for QEMU (default 4; x86_64 and arm64)")
@@ -40,4 +38,3 @@ lets kunit.py's QEMU use /dev/kvm; otherwise, as root, it is hidden)."""),
     p.add_argument("--runs", type=_int_arg("--runs wants a number of runs > 0"), default=1,
                    help="run kunit.py this many times and compare every case's result "
                    "(default 1)")
-    p.set_defaults(func=cmd_kunit)

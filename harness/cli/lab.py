@@ -9,7 +9,7 @@ from harness import sfp_boot
 from harness import sfp_errors
 from harness import sfp_lab
 from harness import sfp_lava
-from harness.cli.common import ROOT, Fail, Refuse, doc, say
+from harness.cli.common import ROOT, Fail, Refuse, add, say
 
 
 def cmd_lava_job(args: argparse.Namespace) -> int:
@@ -56,9 +56,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp lava-job, sfp lab to SUB."""
-    p = sub.add_parser("lava-job", help="a boot as a LAVA job definition and device",
-                       description=doc("sfp_lava"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "lava-job", cmd_lava_job, "a boot as a LAVA job definition and device", "sfp_lava")
     p.add_argument("--name", required=True, help="the job's name")
     p.add_argument("--kernel", required=True)
     p.add_argument("--initrd", required=True)
@@ -73,10 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="writes job.yaml and device.yaml here")
     p.add_argument("qemu_options", nargs="*", metavar="QEMU-OPTION",
                    help="after --: the QEMU options of the boot (accel, CPUs, memory)")
-    p.set_defaults(func=cmd_lava_job)
-    p = sub.add_parser("lab", help="a local LAVA server and worker; jobs run through it",
-                       description=doc("sfp_lab"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "lab", cmd_lab, "a local LAVA server and worker; jobs run through it", "sfp_lab")
     p.add_argument("action", choices=["up", "down", "run"],
                    help="up: start the lab; down: stop it; run: submit --job, wait, and "
                         "check its records against OUT/../console.log and guest.log")
@@ -97,4 +92,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--job", help="run: the job definition (sfp lava-job --server)")
     p.add_argument("--timeout", type=int, default=600, help="run: the boot's timeout, seconds")
     p.add_argument("--out", help="run: where the records go (LOGDIR/lava)")
-    p.set_defaults(func=cmd_lab)

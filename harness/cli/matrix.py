@@ -7,7 +7,7 @@ import pathlib
 import sys
 
 from harness import sfp_matrix
-from harness.cli.common import Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, Refuse, add, data, say
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -24,9 +24,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp matrix to SUB."""
-    p = sub.add_parser("matrix", help="every point release Debian serves, against the series",
-                       description=doc("sfp_matrix"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "matrix", cmd_matrix, "every point release Debian serves, against the series",
+            "sfp_matrix")
     p.add_argument("--lines", metavar="LINES",
                    help="the lines, space-separated, e.g. '6.1 6.12' (default: every line)")
     p.add_argument("--no-boot", action="store_true",
@@ -38,4 +37,3 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "at once (with BOOT_BACKEND=lava-server, J jobs on the LAVA server); "
                         "$BUILD/matrix/jobs.tsv has each boot's time (default 0: each "
                         "version built and booted in turn)")
-    p.set_defaults(func=cmd_matrix)

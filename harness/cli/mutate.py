@@ -11,7 +11,7 @@ from collections import Counter
 
 from harness import (sfp_env, sfp_mutate, sfp_mutgen, sfp_repeat, sfp_results, sfp_run,
                      sfp_series)
-from harness.cli.common import PROG, ROOT, Fail, Refuse, data, doc, say
+from harness.cli.common import Fail, PROG, Refuse, ROOT, add, data, say
 
 
 def _note(msg: str) -> None:
@@ -238,9 +238,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp mutate, sfp mutants to SUB."""
-    p = sub.add_parser("mutate", help="build and boot the line's mutants; their table",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description=doc("sfp_mutate", """
+    p = add(sub, "mutate", cmd_mutate, "build and boot the line's mutants; their table",
+            "sfp_mutate", """
 Variants: patched (the control), baseline (both features backed out, with
 the series' kselftests) and the NAME of each tests/mutants/LINE/NAME.patch
 (first line 'mutant: what it changes', second 'expect: the cases that must
@@ -252,7 +251,7 @@ Each variant is built once and booted BOOTS times by sfp repeat
 $BUILD/LINE/mutate/table.md. Exit status 1 if a mutant is missed or not judged
 (a mutant only the debug kernel sees, without --debug-boots), the control fails, or
 (for the whole set) a case has neither a catcher nor a reason.
-Needs a prepared work tree (make prepare)."""))
+Needs a prepared work tree (make prepare).""")
     p.add_argument("-k", "--boots", type=int, default=5, help="boots per variant (default 5)")
     p.add_argument("--from-logs", action="store_true",
                    help="build and boot nothing: the verdicts and table from the boots an "
@@ -287,18 +286,15 @@ Needs a prepared work tree (make prepare)."""))
                         "runs, so -k 1 is the whole verdict, and a job set's table is the run "
                         "in turn's. Not on a line with sfp.toml no_icount (6.1)")
     p.add_argument("variants", nargs="*", metavar="VARIANT")
-    p.set_defaults(func=cmd_mutate)
-    p = sub.add_parser("mutants", help="make every one-line mutant of the mechanisms by rule",
-                       description=doc("sfp_mutgen", """
+    p = add(sub, "mutants", cmd_mutants, "make every one-line mutant of the mechanisms by rule",
+            "sfp_mutgen", """
 Writes DIR/NAME.patch for each mutant and DIR/index.tsv (default DIR:
 BUILD/LINE/mutants-gen, its old set removed first) from the line's work
 tree (commits baseline and patched), checks that each applies to
 patched, and prints the counts by rule and by function. sfp mutate
 --generated builds and boots them: about a minute each here (a build of
 kernel/sched/ and one boot), so 6.12's whole set takes one and a half
-to two hours."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+to two hours.""")
     p.add_argument("--tree", help="the work tree (default: the line's, BUILD/LINE/tree)")
     p.add_argument("-o", "--out", help="the directory of the mutants (default "
                    "BUILD/LINE/mutants-gen; a directory of other patches is refused)")
-    p.set_defaults(func=cmd_mutants)

@@ -8,7 +8,7 @@ import pathlib
 from harness import sfp_env
 from harness import sfp_patches
 from harness import sfp_submission
-from harness.cli.common import data, doc, say
+from harness.cli.common import add, data, say
 
 
 def cmd_gen_patches(args: argparse.Namespace) -> int:
@@ -29,17 +29,14 @@ def cmd_submission(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp gen-patches, sfp submission to SUB."""
-    p = sub.add_parser("gen-patches", help="the test patches from kunit/ and selftests/",
-                       description=doc("sfp_patches", """
+    p = add(sub, "gen-patches", cmd_gen_patches, "the test patches from kunit/ and selftests/",
+            "sfp_patches", """
 The line is LINE, else KSRC's, else sfp.toml's default_line; it needs
-the line's prepared work tree (make prepare)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+the line's prepared work tree (make prepare).""")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if patches/ differs from what would be made")
-    p.set_defaults(func=cmd_gen_patches)
-    p = sub.add_parser("submission", help="the tests as you would post them (b4), nothing sent",
-                       description=doc("sfp_submission"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "submission", cmd_submission,
+            "the tests as you would post them (b4), nothing sent", "sfp_submission")
     p.add_argument("-o", "--out", metavar="DIR", help="where the files go (default: "
                    "$BUILD/LINE/submission; must not exist or be empty)")
     p.add_argument("--cert", action="store_true", help="post the certification tier's "
@@ -47,4 +44,3 @@ the line's prepared work tree (make prepare)."""),
     p.add_argument("--trial", action="store_true", help="accept an identity in a reserved "
                    "domain (example.org, .test, ...): a try of the command, the messages "
                    "not for sending")
-    p.set_defaults(func=cmd_submission)

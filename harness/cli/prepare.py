@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness import sfp_prepare
-from harness.cli.common import data, doc, say
+from harness.cli.common import add, data, say
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
@@ -15,11 +15,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp prepare to SUB."""
-    p = sub.add_parser("prepare", help="the line's work tree: base, series-base, baseline, "
-                       "patched", description=doc("sfp_prepare"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "prepare", cmd_prepare, "the line's work tree: base, series-base, baseline, "
+            "patched", "sfp_prepare")
     p.add_argument("--source", help="the kernel source (default: $KSRC, else the line's "
                    "default source)")
     p.add_argument("-o", "--out", metavar="WORKTREE", help="the work tree (default: "
                    "$BUILD/LINE/tree)")
-    p.set_defaults(func=cmd_prepare)

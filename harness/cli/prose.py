@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness import sfp_prose
-from harness.cli.common import data, doc
+from harness.cli.common import add, data
 
 
 def cmd_prose(args: argparse.Namespace) -> int:
@@ -25,8 +25,6 @@ def cmd_prose(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp prose to SUB."""
-    p = sub.add_parser("prose", help="check every count in the docs against the data",
-                       description=doc("sfp_prose"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "prose", cmd_prose, "check every count in the docs against the data", "sfp_prose")
     # sub.choices is filled as every module registers: whole when this runs.
-    p.set_defaults(func=cmd_prose, subcommands=sub.choices)
+    p.set_defaults(subcommands=sub.choices)

@@ -6,7 +6,7 @@ import argparse
 
 from harness import sfp_env
 from harness import sfp_race
-from harness.cli.common import data, doc, say, _int_arg
+from harness.cli.common import add, data, _int_arg, say
 
 
 def cmd_race(args: argparse.Namespace) -> int:
@@ -19,9 +19,8 @@ def cmd_race(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp race to SUB."""
-    p = sub.add_parser("race", help="the 6.12.117 sched/debug race: lockdep check, oops rate",
-                       description=doc("sfp_race"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "race", cmd_race, "the 6.12.117 sched/debug race: lockdep check, oops rate",
+            "sfp_race")
     num = _int_arg("-k, -d and -s want whole numbers > 0")
     p.add_argument("-k", "--boots", type=num, default=4, help="boots per kernel (default 4)")
     p.add_argument("-d", "--duration", "--seconds", dest="seconds", type=num, default=60,
@@ -29,4 +28,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-s", "--vcpus", type=num, default=8, help="guest vCPUs (default 8)")
     p.add_argument("--lockdep-only", action="store_true",
                    help="the deterministic check only (make check)")
-    p.set_defaults(func=cmd_race)

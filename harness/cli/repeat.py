@@ -10,7 +10,7 @@ import sys
 from harness import sfp_env
 from harness import sfp_repeat
 from harness import sfp_run
-from harness.cli.common import PROG, Refuse, data, doc, say
+from harness.cli.common import PROG, Refuse, add, data, say
 from harness.cli.run import run_options
 
 
@@ -33,11 +33,10 @@ def cmd_repeat(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp repeat to SUB."""
-    p = sub.add_parser("repeat", help="build one kernel, boot it N times; a row per boot",
-                       description=doc("sfp_repeat", """
+    p = add(sub, "repeat", cmd_repeat, "build one kernel, boot it N times; a row per boot",
+            "sfp_repeat", """
 Environment as for sfp run and sfp boot. Example:
-  sfp repeat 5 -- -r patched -p tests/mutants/6.12/no-newidle-gate.patch -n mutant"""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+  sfp repeat 5 -- -r patched -p tests/mutants/6.12/no-newidle-gate.patch -n mutant""")
     p.add_argument("boots", nargs="?", type=int, default=10, metavar="N",
                    help="boots (default 10)")
     p.add_argument("-o", "--out", help="the logs: DIR/BOOT (default $BUILD/LINE/logs/NAME-repeat; "
@@ -47,4 +46,3 @@ Environment as for sfp run and sfp boot. Example:
                         "host whose cores are shared, like a busy CI machine")
     p.add_argument("run_options", nargs=argparse.REMAINDER, metavar="-- RUN-OPTIONS",
                    help="sfp run's options naming the kernel (default: the main job's)")
-    p.set_defaults(func=cmd_repeat)

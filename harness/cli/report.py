@@ -7,7 +7,7 @@ import pathlib
 
 from harness import sfp_errors
 from harness import sfp_report
-from harness.cli.common import Fail, doc
+from harness.cli.common import Fail, add
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -18,13 +18,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp report to SUB."""
-    p = sub.add_parser("report", help="a boot's test streams parsed by kunit.py, merged",
-                       description=doc("sfp_report"),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "report", cmd_report, "a boot's test streams parsed by kunit.py, merged",
+            "sfp_report")
     p.add_argument("-l", "--logdir", required=True, help="the boot's log directory")
     p.add_argument("--tree", required=True,
                    help="the kernel tree whose tools/testing/kunit/kunit.py parses")
     p.add_argument("--obj", required=True, help="the kernel's build directory (its .config)")
     p.add_argument("-o", "--out", metavar="RESULTS.tsv",
                    help="the merged rows (default LOGDIR/results.tsv)")
-    p.set_defaults(func=cmd_report)

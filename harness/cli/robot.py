@@ -7,7 +7,7 @@ import pathlib
 
 from harness import sfp_env
 from harness import sfp_robot
-from harness.cli.common import Fail, data, doc, say
+from harness.cli.common import Fail, add, data, say
 
 
 def cmd_robot(args: argparse.Namespace) -> int:
@@ -22,12 +22,10 @@ def cmd_robot(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp robot to SUB."""
-    p = sub.add_parser("robot", help="the series built as the kernel test robot would",
-                       description=doc("sfp_robot", """
-Environment: JOBS (default nproc+1)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add(sub, "robot", cmd_robot, "the series built as the kernel test robot would",
+            "sfp_robot", """
+Environment: JOBS (default nproc+1).""")
     p.add_argument("--quick", action="store_true",
                    help="compile kernel/sched/ only, no link (make certify)")
     p.add_argument("-o", "--out", metavar="TABLE", help="the table (default "
                    "$BUILD/LINE/robot/table.md)")
-    p.set_defaults(func=cmd_robot)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness import sfp_run
-from harness.cli.common import data, doc, say
+from harness.cli.common import add, data, say
 
 
 class _GuestArg(argparse.Action):
@@ -67,12 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp run to SUB."""
-    p = sub.add_parser("run", help="build a kernel and its guest, boot it, test, report",
-                       description=doc("sfp_run", """
+    p = add(sub, "run", cmd_run, "build a kernel and its guest, boot it, test, report",
+            "sfp_run", """
 Exit status 0 when every case passed; 1 otherwise (the report says which).
 Environment: BUILD (a line's files go to BUILD/LINE), KSRC, LINE, SMP,
 TOPOLOGY, MEM, ACCEL, BOOT_TIMEOUT, APPEND, QEMU_OPTS, BOOT_BACKEND (sfp
-boot --help), JOBS (sfp build-kernel --help)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+boot --help), JOBS (sfp build-kernel --help).""")
     run_options(p)
-    p.set_defaults(func=cmd_run)

@@ -7,7 +7,7 @@ import argparse
 from harness import sfp_env
 from harness import sfp_series
 from harness import sfp_stress
-from harness.cli.common import Refuse, data, doc, say, _int_arg
+from harness.cli.common import Refuse, add, data, _int_arg, say
 
 
 def cmd_stress(args: argparse.Namespace) -> int:
@@ -27,12 +27,11 @@ def cmd_stress(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add sfp stress to SUB."""
-    p = sub.add_parser("stress", help="the debug kernel with stress: KUnit, kselftests, stress",
-                       description=doc("sfp_stress", """
+    p = add(sub, "stress", cmd_stress,
+            "the debug kernel with stress: KUnit, kselftests, stress", "sfp_stress", """
 Exit status 0 when every kernel gave what it must (patched clean, baseline
 exactly its expected failures), 1 otherwise. Environment: as sfp run's
-(MEM defaults to 1024 here; APPEND is added after sfp.stress=SECONDS)."""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+(MEM defaults to 1024 here; APPEND is added after sfp.stress=SECONDS).""")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--minutes", type=_int_arg("--minutes wants a whole number of minutes > 0"),
                    default=10, help="stress time per kernel (default 10)")
@@ -54,4 +53,3 @@ exactly its expected failures), 1 otherwise. Environment: as sfp run's
     p.add_argument("-b", "--busy", type=_int_arg("-b wants a number of busy loops"), default=0,
                    help="busy loops on the host meanwhile (default 0)")
     p.add_argument("kernels", nargs="*", metavar="KERNEL", help="patched (default) or baseline")
-    p.set_defaults(func=cmd_stress)
