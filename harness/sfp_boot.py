@@ -54,6 +54,7 @@ from harness import sfp_lab
 from harness import sfp_lava
 from harness import sfp_results
 from harness.sfp_data import Data, DataError
+from harness.sfp_env import ACCELS, BACKENDS
 from harness import sfp_errors
 
 # oops=panic: an oops ends the run at once (panic=-1 reboots, QEMU exits)
@@ -68,8 +69,6 @@ from harness import sfp_errors
 # the newly-idle kselftest, which reads the clock in its spin loops, then
 # made no progress until the boot timeout.
 CMDLINE = "console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable"
-ACCELS = ("tcg", "kvm", "auto")
-BACKENDS = ("qemu", "lava", "lava-server")
 QEMU = "qemu-system-x86_64"
 KILL_AFTER = 10  # seconds between SIGTERM and SIGKILL, as timeout(1) -k 10
 KVM_PROBE_SECONDS = 30

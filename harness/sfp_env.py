@@ -137,17 +137,22 @@ def source_version(src: pathlib.Path) -> str:
     if not src.is_file():
         return ""
     try:
-        # The first member names the top directory; stop reading there
-        # (a listing of the whole tarball takes seconds).
-        with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True) as tar:
-            top = (tar.stdout.readline() if tar.stdout else "").split("/", 1)[0].strip()
-            tar.kill()
+        top = tar_top(src)
         return makefile_version(subprocess.run(
             ["tar", "-xOf", str(src), "--occurrence=1", f"{top}/Makefile"],
             capture_output=True, text=True, check=False).stdout) if top else ""
     except OSError:
         return ""
+
+
+def tar_top(tarball: pathlib.Path) -> str:
+    """The top directory a tarball's first member names, read no further (a
+    listing of a whole kernel tarball takes seconds)."""
+    with subprocess.Popen(["tar", "-tf", str(tarball)], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as tar:
+        top = (tar.stdout.readline() if tar.stdout else "").split("/", 1)[0].strip()
+        tar.kill()
+    return top
 
 
 def select_line(data: Data, env: dict[str, str]) -> LineChoice:

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness.sfp_env import makefile_version
+from harness.sfp_env import makefile_version, tar_top
 from harness import sfp_errors
 
 GIT_ID = ["-c", "user.name=sched-fastpath", "-c", "user.email=sched-fastpath@example.org"]
@@ -155,11 +155,7 @@ def mini_tree(src: pathlib.Path, dest: pathlib.Path, patches: pathlib.Path, rev:
     if extra and not (src / ".git").exists():
         raise GitFailed("extra paths need a git checkout")
     if src.is_file():
-        with subprocess.Popen(["tar", "-tf", str(src)], stdout=subprocess.PIPE, text=True,
-                              stderr=subprocess.DEVNULL) as lst:
-            assert lst.stdout
-            top = lst.stdout.readline().split("/", 1)[0].strip()
-            lst.kill()
+        top = tar_top(src)
         if subprocess.run(["tar", "-xf", str(src), "-C", str(dest), "--strip-components=1",
                            *(f"{top}/{w}" for w in want)], check=False).returncode:
             raise GitFailed(f"cannot extract the series' files from {src}")
