@@ -40,10 +40,10 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     if args.generated:
         if args.into:
             raise Refuse("--into takes the hand-written set's rows, not --generated's")
-        if not (wt / ".git").exists():
-            raise Refuse(f"no work tree at {wt}: run 'make prepare' first")
         mdir, out = build / "mutants-gen", build / "mutate-gen"
         if not args.from_logs:
+            if not (wt / ".git").exists():
+                raise Refuse(f"no work tree at {wt}: run 'make prepare' first")
             muts = sfp_mutgen.write_set(wt, sfp_mutgen.changed_lines(wt), mdir)
             say(f"{len(muts)} generated mutants in {mdir} (index.tsv)")
         names = args.variants or ["patched"] + sorted(p.stem for p in mdir.glob("*.patch"))
@@ -251,7 +251,7 @@ Each variant is built once and booted BOOTS times by sfp repeat
 $BUILD/LINE/mutate/table.md. Exit status 1 if a mutant is missed or not judged
 (a mutant only the debug kernel sees, without --debug-boots), the control fails, or
 (for the whole set) a case has neither a catcher nor a reason.
-Needs a prepared work tree (make prepare).""")
+Needs a prepared work tree (make prepare), but for --from-logs.""")
     p.add_argument("-k", "--boots", type=int, default=5, help="boots per variant (default 5)")
     p.add_argument("--from-logs", action="store_true",
                    help="build and boot nothing: the verdicts and table from the boots an "
