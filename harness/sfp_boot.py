@@ -68,7 +68,15 @@ from harness import sfp_errors
 # the HPET clocksource, where every clock read is an emulated MMIO access:
 # the newly-idle kselftest, which reads the clock in its spin loops, then
 # made no progress until the boot timeout.
-CMDLINE = "console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable"
+# schedstats=enable: schedstats on from boot, so that the newly-idle
+# kselftest's write of kernel.sched_schedstats=1 (and its undo) finds the
+# key on and rewrites none of its jump-label sites. Each switch rewrites
+# them through int3 while the other vCPUs run, and multi-threaded TCG can
+# still run such an int3 (tcg_breakpoint_artefact): on 6.1's distro
+# kernel that stopped 5 boots of 10, 1 of 10 with schedstats on from boot
+# (docs/records/stability.md).
+CMDLINE = ("console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable "
+           "schedstats=enable")
 QEMU = "qemu-system-x86_64"
 KILL_AFTER = 10  # seconds between SIGTERM and SIGKILL, as timeout(1) -k 10
 KVM_PROBE_SECONDS = 30

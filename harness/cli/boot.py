@@ -59,8 +59,7 @@ option's default is the environment variable in brackets.""")
                         "with a 30 s limit and uses it only if the guest came up")
     p.add_argument("-A", "--append", default=env.get("APPEND", ""),
                    help="extra kernel command line [APPEND], after the harness's own "
-                        "(console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 "
-                        "tsc=reliable)")
+                        f"({sfp_boot.CMDLINE})")
     p.add_argument("-Q", "--qemu-opts", default=env.get("QEMU_OPTS", ""),
                    help="extra QEMU options, split at spaces [QEMU_OPTS], e.g. "
                         "'-icount shift=0,sleep=off'")
