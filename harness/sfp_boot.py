@@ -73,7 +73,7 @@ from harness import sfp_errors
 # key on and rewrites none of its jump-label sites. Each switch rewrites
 # them through int3 while the other vCPUs run, and multi-threaded TCG can
 # still run such an int3 (tcg_breakpoint_artefact): on 6.1's distro
-# kernel, 3 runs of 10 stopped at a schedstats site, none of 10 with
+# kernel, 3 runs of 10 stopped at a schedstats site, none of 31 with
 # schedstats on from boot (docs/records/stability.md).
 CMDLINE = ("console=ttyS0 panic=-1 oops=panic noautogroup initramfs_async=0 tsc=reliable "
            "schedstats=enable")
