@@ -126,8 +126,7 @@ class Target:
 
     def check(self) -> None:
         """LabError, in one line, for a target that cannot work."""
-        for var, val in (("LAVA_IDENTITY", self.identity),
-                         ("LAVA_DEVICE_TYPE", self.device_type)):
+        for var, val in (("LAVA_IDENTITY", self.identity), ("LAVA_DEVICE_TYPE", self.device_type)):
             if not _NAME.match(val):
                 raise LabError(f"{var}={val}: a name of letters, digits, '_', '.' and '-' "
                                "is wanted")
@@ -338,8 +337,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
         raise LabRefused("--devices wants 1 to 16 devices")
     if not 1 <= workers <= n:
         raise LabRefused(f"-w wants 1 to {n} workers (one device each at least)")
-    theirs = foreign(lab, n)
-    if theirs:
+    if theirs := foreign(lab, n):
         raise LabRefused(f"{theirs[0]}; sfp lab up runs only a lab of its own and changed "
                          f"nothing ({len(theirs)} such thing(s) found)")
     lab.mkdir(parents=True, exist_ok=True)
@@ -654,8 +652,7 @@ def purge(lab: pathlib.Path, say=print, found: pathlib.Path = FOUND) -> None:
         raise LabRefused(f"a LAVA service still runs ({', '.join(running[:3])}): the purge "
                          "changed nothing")
     left = []
-    made = found / "database-made"
-    if made.is_file():
+    if (found / "database-made").is_file():
         started = _start_clusters()
         name, role = DATABASE
         _run("runuser", "-u", "postgres", "--", "dropdb", "--if-exists", name)
@@ -752,8 +749,7 @@ def _usable(device_type: str, identity: str) -> bool:
 
 
 def _stamp(value) -> float | None:
-    """A LAVA server's time stamp (UTC, '20261206T16:11:23') as epoch
-    seconds, else None."""
+    """A LAVA server's time stamp (UTC, '20261206T16:11:23') as epoch seconds, else None."""
     try:
         return float(calendar.timegm(time.strptime(str(value), "%Y%m%dT%H:%M:%S")))
     except ValueError:
@@ -837,8 +833,7 @@ def run_name(job: pathlib.Path) -> str:
     return name if re.fullmatch(RUN_NAME, name) else ""
 
 
-def take_logs(device: str, name: str, dest: pathlib.Path,
-              root: pathlib.Path | None = None) -> None:
+def take_logs(device: str, name: str, dest: pathlib.Path, root: pathlib.Path | None = None) -> None:
     """Move the logs run NAME left in DEVICE's directory to DEST/console.log
     and DEST/guest.log; a file the job did not write is removed from DEST,
     lest an earlier attempt's be read as this one's."""
@@ -907,8 +902,7 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
             raise LabError(f"lavacli jobs logs {sub.job_id}: "
                            f"{(p.stderr or 'no log').strip()[-300:]}")
         sfp_lava.logs_from_job(log, console, guest)
-    cmd = sfp_lava.boot_command(log)
-    if cmd:
+    if cmd := sfp_lava.boot_command(log):
         (out.parent / "qemu.cmd").write_text(cmd + "\n", encoding="utf-8")
     rec.boot_retries = sfp_lava.parse_log(log).boot_retries  # from the job's log only
     if sub.health != "Complete" and rec.job_result == "pass":
@@ -922,6 +916,5 @@ def record(job_id: str, identity: str = IDENTITY) -> LavaRecord:
     """The server's results of a job, as the LavaRecord lava-run's log gives."""
     rec = LavaRecord()
     for r in json.loads(_lavacli(identity, "results", job_id, "--json")):
-        rec.add(r.get("suite", ""), r.get("name", ""), r.get("result", ""),
-                r.get("metadata") or {})
+        rec.add(r.get("suite", ""), r.get("name", ""), r.get("result", ""), r.get("metadata") or {})
     return rec
