@@ -37,18 +37,15 @@ def cmd_lab(args: argparse.Namespace) -> int:
             health = sfp_lab.HealthCheck(kernel if kernel.is_file() else d / "bzImage",
                                          d / "initramfs.cpio.gz", sfp_boot.CMDLINE)
         # At most a worker per device: -w 2 with -n 1 is one worker.
-        sfp_lab.up(lab, args.devices, min(args.workers, max(args.devices, 1)), health,
-                   say=say)
+        sfp_lab.up(lab, args.devices, min(args.workers, max(args.devices, 1)), health, say=say)
+    elif args.action == "down" and args.purge:
+        sfp_lab.purge(lab, say=say)
     elif args.action == "down":
-        if args.purge:
-            sfp_lab.purge(lab, say=say)
-        else:
-            sfp_lab.down(lab, say=say)
+        sfp_lab.down(lab, say=say)
     elif args.action == "run":
         if not args.job or not args.out:
             raise Refuse("sfp lab run needs --job and --out")
-        rc, lines = sfp_lab.run_job(pathlib.Path(args.job), args.timeout,
-                                    pathlib.Path(args.out))
+        rc, lines = sfp_lab.run_job(pathlib.Path(args.job), args.timeout, pathlib.Path(args.out))
         print("\n".join(lines))
         return rc
     return 0
@@ -75,8 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=["up", "down", "run"],
                    help="up: start the lab; down: stop it; run: submit --job, wait, and "
                         "check its records against OUT/../console.log and guest.log")
-    p.add_argument("--devices", type=int, default=2,
-                   help="QEMU devices, 1 to 16 (default 2)")
+    p.add_argument("--devices", type=int, default=2, help="QEMU devices, 1 to 16 (default 2)")
     p.add_argument("-w", "--workers", type=int, default=2,
                    help="lava-workers, each its own process and name; the devices are dealt "
                         "to them in turn (default 2, at most one per device)")
