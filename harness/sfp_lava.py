@@ -120,8 +120,7 @@ def device(qemu: str, options: list[str], guest_log: str) -> dict:
 def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]:
     """QEMU's options for the device: the console on stdio for LAVA and
     logged whole to CONSOLE_LOG by QEMU, the guest's port to GUEST_LOG."""
-    return base + ["-monitor", "none",
-                   "-chardev", f"stdio,id=con,signal=off,logfile={console_log}",
+    return base + ["-monitor", "none", "-chardev", f"stdio,id=con,signal=off,logfile={console_log}",
                    "-serial", "chardev:con", "-serial", f"file:{guest_log}"]
 
 
@@ -281,10 +280,7 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
     if not path.exists():
         rec.errors.append(f"no LAVA log {path}")
         return rec
-    for line in sfp_results.text(path).splitlines():
-        entry = log_entry(line)
-        if entry is None:
-            continue
+    for entry in filter(None, map(log_entry, sfp_results.text(path).splitlines())):
         lvl, msg = entry.get("lvl"), entry.get("msg")
         if lvl == "error":
             rec.errors.append(str(msg))
