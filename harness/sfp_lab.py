@@ -120,8 +120,7 @@ class Target:
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> "Target":
-        return cls(env.get("LAVA_IDENTITY") or IDENTITY,
-                   env.get("LAVA_DEVICE_TYPE") or DEVICE_TYPE,
+        return cls(env.get("LAVA_IDENTITY") or IDENTITY, env.get("LAVA_DEVICE_TYPE") or DEVICE_TYPE,
                    env.get("LAVA_IMAGE_DIR", ""), env.get("LAVA_IMAGE_URL", ""))
 
     def check(self) -> None:
@@ -586,8 +585,7 @@ def keep_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ETC,
                                  f"root {int(root.is_dir())}\ndatabase-settings {int(db)}\n"
                                  f"set-up-before {int(before)}\n")
     say(f"recorded what sfp lab up changes in {found} (sfp lab down --purge puts it back)"
-        + ("; the lab was set up here before: a purge can only remove its files"
-           if before else ""))
+        + ("; the lab was set up here before: a purge can only remove its files" if before else ""))
 
 
 def _psql(sql: str) -> str:
@@ -862,9 +860,8 @@ def run_job(job: pathlib.Path, timeout_s: int, out: pathlib.Path,
                        "(context sfp_run, 32 hex digits: sfp lava-job --server writes one)")
     console, guest = out.parent / "console.log", out.parent / "guest.log"
     while True:
-        sub = submit(job, timeout_s + 300, target.identity, say=say,
-                     resubmit=attempts[-1].job_id if attempts else "",
-                     device_type=target.device_type)
+        sub = submit(job, timeout_s + 300, target.identity, say=say, device_type=target.device_type,
+                     resubmit=attempts[-1].job_id if attempts else "")
         rec = record(sub.job_id, target.identity)
         sub.error_type = rec.error_type
         attempts.append(sub)
