@@ -76,14 +76,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-w", "--workers", type=int, default=2,
                    help="lava-workers, each its own process and name; the devices are dealt "
                         "to them in turn (default 2, at most one per device)")
-    p.add_argument("--health", metavar="DIR",
-                   help="up: the device type's health check boots DIR's kernel and initramfs "
-                        "(a build directory, or a job set's NAME/images); LAVA runs it before "
-                        "a device's first job and after an infrastructure error")
-    p.add_argument("--purge", action="store_true",
-                   help="down: also put back what the lab's first up found: /etc/lava-server, "
-                        "lavacli's configuration, /var/lib/sfp-lab, and the database if up "
-                        "made it")
+    p.add_argument("--health", metavar="DIR", help="up: the device type's health check boots "
+                   "DIR's kernel and initramfs (a build directory, or a job set's NAME/images); "
+                   "LAVA runs it before a device's first job and after an infrastructure error")
+    p.add_argument("--purge", action="store_true", help="down: also put back what the lab's first "
+                   "up found: /etc/lava-server, lavacli's configuration, /var/lib/sfp-lab, and "
+                   "the database if up made it")
     p.add_argument("--lab", help="the lab's state directory (default $BUILD/lab)")
     p.add_argument("--job", help="run: the job definition (sfp lava-job --server)")
     p.add_argument("--timeout", type=int, default=600, help="run: the boot's timeout, seconds")
