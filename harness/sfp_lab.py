@@ -140,12 +140,10 @@ class Target:
                            "fetches the images from LAVA_IMAGE_URL, which publishes "
                            "LAVA_IMAGE_DIR; set both")
         if not re.match(r"^https?://[^\s/]+(/\S*)?$", self.image_url):
-            raise LabError(f"LAVA_IMAGE_URL={self.image_url}: an http:// or https:// URL "
-                           "is wanted")
+            raise LabError(f"LAVA_IMAGE_URL={self.image_url}: an http:// or https:// URL is wanted")
         d = pathlib.Path(self.image_dir)
         if not d.is_dir() or not os.access(d, os.W_OK):
-            raise LabError(f"LAVA_IMAGE_DIR={self.image_dir}: not a directory this user can "
-                           "write")
+            raise LabError(f"LAVA_IMAGE_DIR={self.image_dir}: not a directory this user can write")
 
     def publish(self, path: pathlib.Path) -> str:
         """PATH copied into the image directory under its content's hash
@@ -278,8 +276,7 @@ def foreign(lab: pathlib.Path, n: int, etc: pathlib.Path = ETC) -> list[str]:
         elif theirs:
             out.append(f"a lava-server this lab never set up has devices ({', '.join(theirs[:3])})")
     template = TEMPLATE.read_text() if TEMPLATE.is_file() else ""
-    for mine_file in (settings,
-                      etc / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml",
+    for mine_file in (settings, etc / "dispatcher-config" / "health-checks" / f"{DEVICE_TYPE}.yaml",
                       etc / "dispatcher-config" / "device-types" / f"{DEVICE_TYPE}.jinja2"):
         if not _ours(mine_file, template):
             out.append(f"{mine_file} is not the lab's")
