@@ -99,22 +99,18 @@ _STOCK_DROPS = {"-m": 2, "-nodefaults": 1, "-display": 2}
 
 def device(qemu: str, options: list[str], guest_log: str) -> dict:
     """The rendered device configuration of one local QEMU device."""
-    return {
-        "device_type": "qemu",
-        "available_architectures": ["x86_64"],
-        "constants": {"failure_retry": 1, "boot_retry": 0,
-                      "kernel-start-message": "Linux version [0-9]",
-                      "shutdown-message": "reboot: Restarting system",
-                      "default-shell-prompt": "sfp-no-shell # ", "spawn_maxread": 4092},
-        "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
-        "actions": {
-            "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
-            "boot": {"connections": {"serial": None},
-                     "methods": {"qemu": {"parameters": {"command": qemu, "options": options}},
-                                 "new_connection": None}},
-        },
-        "timeouts": {"actions": {}, "connections": {}},
-    }
+    return {"device_type": "qemu", "available_architectures": ["x86_64"],
+            "constants": {"failure_retry": 1, "boot_retry": 0,
+                          "kernel-start-message": "Linux version [0-9]",
+                          "shutdown-message": "reboot: Restarting system",
+                          "default-shell-prompt": "sfp-no-shell # ", "spawn_maxread": 4092},
+            "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
+            "actions": {
+                "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
+                "boot": {"connections": {"serial": None},
+                         "methods": {"qemu": {"parameters": {"command": qemu, "options": options}},
+                                     "new_connection": None}}},
+            "timeouts": {"actions": {}, "connections": {}}}
 
 
 def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]:
@@ -339,8 +335,7 @@ def disagreements(lava: list[tuple[str, str, str]], logs: list[tuple[str, str, s
         if key not in got:
             out.append(f"LAVA has no record of {key[0]} {shown[key]} (the logs: {result})")
         elif got[key] != result:
-            out.append(f"LAVA recorded {key[0]} {shown[key]} as {got[key]}, the logs have "
-                       f"{result}")
+            out.append(f"LAVA recorded {key[0]} {shown[key]} as {got[key]}, the logs have {result}")
     out += [f"LAVA recorded {k[0]} {shown[k]}, which the logs do not hold"
             for k in got if k not in want]
     return out
