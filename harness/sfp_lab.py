@@ -87,7 +87,6 @@ LAVACLI_TRIES = 5
 # and the logs a job of that name leaves in its device's directory.
 RUN_NAME = r"[0-9a-f]{32}"
 RUN_LOG = re.compile(RUN_NAME + r"\.(console|guest)\.log")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class LabError(sfp_errors.Failed):
@@ -126,7 +125,7 @@ class Target:
     def check(self) -> None:
         """LabError, in one line, for a target that cannot work."""
         for var, val in (("LAVA_IDENTITY", self.identity), ("LAVA_DEVICE_TYPE", self.device_type)):
-            if not _NAME.match(val):
+            if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", val):
                 raise LabError(f"{var}={val}: a name of letters, digits, '_', '.' and '-' "
                                "is wanted")
         if not self.portable:
