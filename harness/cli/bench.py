@@ -17,14 +17,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.seed is not None and not args.icount:
         raise Refuse("--seed chooses --icount's seeds: give --icount too")
     d = data()
-    env = args.env
-    b = sfp_bench.plan(d, env, topologies=args.topologies, vcpus=args.vcpus,
+    b = sfp_bench.plan(d, args.env, topologies=args.topologies, vcpus=args.vcpus,
                        duration=args.duration, reps=args.reps, mode=args.newidle_features,
                        out=args.out or "", qemu_opts=args.qemu_opts, smoke=args.smoke,
                        jobs=args.jobs, cost=args.cost, busy=args.busy,
                        seed=(1 if args.seed is None else args.seed) if args.icount else None,
                        command=" ".join(["./sfp bench", *map(shlex.quote, sys.argv[2:])]))
-    return sfp_bench.run(b, d, env, say)
+    return sfp_bench.run(b, d, args.env, say)
 
 
 def cmd_offsets(args: argparse.Namespace) -> int:
