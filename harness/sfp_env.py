@@ -181,18 +181,13 @@ def select_line(data: Data, env: dict[str, str]) -> LineChoice:
                       pathlib.Path(env.get("PATCHES") or ROOT / "patches" / line))
 
 
-def missing_tool(cmd: str, package: str) -> str:
-    """'' when CMD (on PATH, or a path) runs; else a line naming PACKAGE."""
-    found = os.access(cmd, os.X_OK) if "/" in cmd else shutil.which(cmd)
-    return "" if found else (f"{cmd} not found: install the Debian package '{package}' "
-                             "(or run 'make setup' as root)")
-
-
 def need_tools(error: type[sfp_errors.SfpError], *tools: tuple[str, str]) -> None:
-    """ERROR with missing_tool's line for the first (command, package) of TOOLS missing."""
+    """ERROR naming the Debian package of the first (command, package) of TOOLS
+    whose command (on PATH, or a path) does not run."""
     for cmd, package in tools:
-        if why := missing_tool(cmd, package):
-            raise error(why)
+        if not (os.access(cmd, os.X_OK) if "/" in cmd else shutil.which(cmd)):
+            raise error(f"{cmd} not found: install the Debian package '{package}' "
+                        "(or run 'make setup' as root)")
 
 
 def cache_dir(env: dict[str, str]) -> pathlib.Path:
