@@ -220,8 +220,7 @@ def newc(stage: pathlib.Path, out: pathlib.Path) -> None:
     names = ["."]
     for top, dirs, files in os.walk(stage):
         rel = os.path.relpath(top, stage)
-        for n in dirs + files:
-            names.append("./" + n if rel == "." else f"./{rel}/{n}")
+        names += ["./" + n if rel == "." else f"./{rel}/{n}" for n in dirs + files]
     for n in names:
         os.utime(stage / n, (0, 0), follow_symlinks=False)
     listing = "".join(n + "\n" for n in sorted(names, key=os.fsencode))
