@@ -243,8 +243,7 @@ class LavaBackend:
                     seconds, machine, req.mem, req.lava.device_type, meta))
             else:
                 sfp_lava.write_job(d, name, req.kernel, req.initrd, cmdline, seconds, console,
-                                   guest, machine, server=self.server, qemu=req.qemu,
-                                   metadata=meta)
+                                   guest, machine, server=self.server, qemu=req.qemu, metadata=meta)
         except (ValueError, OSError) as e:
             return Ended("failed", str(e))
         if self.server:

@@ -87,9 +87,8 @@ def fixed_identity(tree: pathlib.Path) -> list[str]:
     bytes: elsewhere each build keeps its own number and time, so that the
     guest's /proc/version check also tells two builds of one commit apart."""
     date = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%cd",
-                           "--date=format-local:%a %b %d %H:%M:%S UTC %Y"],
-                          capture_output=True, text=True, env={**os.environ, "TZ": "UTC"},
-                          check=False)
+                           "--date=format-local:%a %b %d %H:%M:%S UTC %Y"], capture_output=True,
+                          text=True, env={**os.environ, "TZ": "UTC"}, check=False)
     stamp = date.stdout.strip() if date.returncode == 0 and date.stdout.strip() \
         else "Thu Jan  1 00:00:00 UTC 1970"
     return [*IDENTITY, "KBUILD_BUILD_VERSION=1", f"KBUILD_BUILD_TIMESTAMP={stamp}"]

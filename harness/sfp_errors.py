@@ -25,8 +25,7 @@ class Failed(SfpError):
 
 
 @contextlib.contextmanager
-def raised_as(error: type[SfpError], *caught: type[Exception],
-              prefix: str = "") -> Iterator[None]:
+def raised_as(error: type[SfpError], *caught: type[Exception], prefix: str = "") -> Iterator[None]:
     """CAUGHT, raised inside, raised again as ERROR with its message after PREFIX."""
     try:
         yield

@@ -165,10 +165,9 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
     v = sfp_env.source_version(p)
     if v and ".".join(v.split(".")[:2]) != line:
         if line_from != "LINE":
-            raise PrepareError(
-                f"'{p}' is Linux {v}, not on the {line} line: give it as KSRC={p}, and the line "
-                f"follows the source (lines: {' '.join(data.line_names())}), or force one with "
-                "LINE=X.Y")
+            raise PrepareError(f"'{p}' is Linux {v}, not on the {line} line: give it as "
+                               f"KSRC={p}, and the line follows the source (lines: "
+                               f"{' '.join(data.line_names())}), or force one with LINE=X.Y")
         say(f"LINE={line}: the {line} series on Linux {v}, as asked")
     wt_abs = pathlib.Path(os.path.abspath(wt))
     if str(p).startswith(str(wt_abs) + "/") or p == wt_abs:
@@ -187,8 +186,7 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
     if not p.is_file():
         raise PrepareError(f"'{p}' is not a directory or a file")
     if not p.name.endswith(TARBALL):
-        raise PrepareError(f"'{p}' is neither a directory nor a .tar[.xz|.gz|.bz2] kernel "
-                           "tarball")
+        raise PrepareError(f"'{p}' is neither a directory nor a .tar[.xz|.gz|.bz2] kernel tarball")
     st = p.stat()
     return Source(p, "tar", f"tar:{p}@{st.st_size}-{int(st.st_mtime)}")
 
@@ -219,9 +217,8 @@ class Preparer:
                 "; THREEWAY_FROM=<a work tree prepared from it> tries a three-way merge"
             raise PrepareError(
                 f"{self.series[r.failed].name} neither applies to nor is contained in "
-                f"{self.src.path} ({S.kernel_version(tree)}): first failing hunk in "
-                f"{r.fail_where}{merge}; known to work: {self.data.lines[self.line].known_good}"
-                f"{hint}")
+                f"{self.src.path} ({S.kernel_version(tree)}): first failing hunk in {r.fail_where}"
+                f"{merge}; known to work: {self.data.lines[self.line].known_good}{hint}")
         for i, how in sorted(r.how.items()):
             if how == "contained":
                 self.say(f"{self.series[i].name}: prerequisite already in the source, skipped")
@@ -242,8 +239,7 @@ class Preparer:
                                "remove it first (make clean-tree)")
         want = S.series_hash(self.series)
         if wt_meta(wt, "series") == want:
-            self.say(f"work tree {wt} is up to date ({wt_meta(wt, 'version')}, "
-                     f"series {want})")
+            self.say(f"work tree {wt} is up to date ({wt_meta(wt, 'version')}, series {want})")
             return
         if _git(wt, "status", "--porcelain", "--untracked-files=no").stdout.strip():
             raise PrepareError(f"patches/ changed but '{wt}' has uncommitted edits; commit or "
@@ -390,8 +386,7 @@ def prepare(data: Data, env: dict[str, str], src_arg: str, wt_arg: str,
     if env.get("THREEWAY_FROM"):
         threeway = pathlib.Path(env["THREEWAY_FROM"])
         if not (threeway / ".git" / "objects").is_dir():
-            raise PrepareError(f"THREEWAY_FROM={threeway} is not a git work tree (no "
-                               ".git/objects)")
+            raise PrepareError(f"THREEWAY_FROM={threeway} is not a git work tree (no .git/objects)")
         threeway = threeway.resolve()
     p = Preparer(data, line, series, src, wt, threeway, sfp_env.cache_dir(env), env, say)
     if (wt / ".git").is_dir():

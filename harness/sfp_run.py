@@ -164,9 +164,8 @@ class RunResult:
 def plan(data: Data, env: dict[str, str], *, kind: str = "", tree: str = "", ref: str = "",
          patches: list[str] | None = None, name: str = "", fragments: list[str] | None = None,
          extra_fragments: list[str] | None = None, guest_args: list[str] | None = None,
-         logdir: str = "", build_only: bool = False, boot_only: bool = False,
-         images: str = "", reproducible: bool = False,
-         choice: sfp_env.LineChoice | None = None) -> Run:
+         logdir: str = "", build_only: bool = False, boot_only: bool = False, images: str = "",
+         reproducible: bool = False, choice: sfp_env.LineChoice | None = None) -> Run:
     """The Run the flags and ENV ask for (on CHOICE's line), or RunRefused: nothing touched."""
     with sfp_errors.raised_as(RunRefused, sfp_env.InputError):
         choice = sfp_env.validate(data, env, kind=kind or None, choice=choice)
