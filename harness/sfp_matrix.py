@@ -48,13 +48,8 @@ import subprocess
 import time
 from typing import Callable
 
-from harness import sfp_env
-from harness import sfp_prepare
-from harness import sfp_repeat
-from harness import sfp_run
-from harness import sfp_series as S
+from harness import sfp_env, sfp_errors, sfp_prepare, sfp_repeat, sfp_run, sfp_series as S
 from harness.sfp_data import ROOT, Data
-from harness import sfp_errors
 
 TOOLS = (("apt-get", "apt"), ("apt-cache", "apt"), ("dpkg-deb", "dpkg"), ("git", "git"))
 

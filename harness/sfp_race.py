@@ -38,12 +38,8 @@ import subprocess
 import sys
 from typing import Callable
 
-from harness import sfp_env
-from harness import sfp_results
-from harness import sfp_run
-from harness import sfp_series
+from harness import sfp_env, sfp_errors, sfp_results, sfp_run, sfp_series
 from harness.sfp_data import ROOT, Data
-from harness import sfp_errors
 
 MAX_VCPUS = 8  # the configs' NR_CPUS
 CALLER = re.compile(r"print_cfs_rq\+0x[0-9a-f]+")

@@ -27,9 +27,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from harness import sfp_results
-from harness import sfp_run
-from harness import sfp_errors
+from harness import sfp_errors, sfp_results, sfp_run
 from harness.sfp_run import RunRequest
 
 _WIDTHS = (4, 7, 7, 18, 18, 7)  # sfp repeat's table

@@ -35,13 +35,8 @@ import shutil
 import sys
 from typing import Callable
 
-from harness import sfp_env
-from harness import sfp_mutate
-from harness import sfp_repeat
-from harness import sfp_results
-from harness import sfp_run
+from harness import sfp_env, sfp_errors, sfp_mutate, sfp_repeat, sfp_results, sfp_run
 from harness.sfp_data import ROOT, Data
-from harness import sfp_errors
 
 TOOLS = (("stress-ng", "stress-ng"), ("hackbench", "rt-tests"))
 KERNELS = ("patched", "baseline")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness import sfp_env
-from harness import sfp_race
+from harness import sfp_env, sfp_race
 from harness.cli.common import add, data, _int_arg, say
 
 

@@ -7,9 +7,7 @@ import dataclasses
 import pathlib
 import sys
 
-from harness import sfp_env
-from harness import sfp_repeat
-from harness import sfp_run
+from harness import sfp_env, sfp_repeat, sfp_run
 from harness.cli.common import PROG, Refuse, add, data, say
 from harness.cli.run import run_options
 

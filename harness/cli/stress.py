@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness import sfp_env
-from harness import sfp_series
-from harness import sfp_stress
+from harness import sfp_env, sfp_series, sfp_stress
 from harness.cli.common import Refuse, add, data, _int_arg, say
 
 
