@@ -87,9 +87,8 @@ def plan(data: Data, *, secs: int, vcpus: int, kind: str, topology: str, runs: i
         raise StressRefused(f"-b wants a number of busy loops, not '{busy}'")
     if jobs < 1:
         raise StressRefused(f"-j wants a number of boots at once, 1 or more, not '{jobs}'")
-    for kern in kernels:
-        if kern not in KERNELS:
-            raise StressRefused(f"unknown kernel '{kern}': patched or baseline")
+    if bad := [kern for kern in kernels if kern not in KERNELS]:
+        raise StressRefused(f"unknown kernel '{bad[0]}': patched or baseline")
     sfp_env.need_tools(StressRefused, *((f"/usr/bin/{cmd}", pkg) for cmd, pkg in TOOLS))
     return Stress(secs, vcpus, kind, topology, runs, busy, tuple(kernels or ["patched"]), jobs)
 
@@ -164,10 +163,8 @@ def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str
             runs = f", {s.runs} runs, {s.busy} busy loops" if s.runs > 1 else ""
             with stages.stage(f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
                               f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}"):
-                if s.runs == 1:
-                    ok &= boot(s, k, out / k, out, data, env, say, choice).ok
-                else:
-                    ok &= _tally(s, k, out, data, env, say, choice)
+                ok &= (boot(s, k, out / k, out, data, env, say, choice).ok if s.runs == 1
+                       else _tally(s, k, out, data, env, say, choice))
     return ok
 
 

@@ -14,8 +14,7 @@ from harness.cli.run import run_options
 
 def cmd_repeat(args: argparse.Namespace) -> int:
     d = data()
-    opts = args.run_options
-    run_args = opts[1:] if opts[:1] == ["--"] else opts
+    run_args = args.run_options[1:] if args.run_options[:1] == ["--"] else args.run_options
     if args.boots < 1:
         raise Refuse(f"N must be a number > 0, not '{args.boots}'")
     if args.busy < 0:
