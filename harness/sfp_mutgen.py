@@ -142,8 +142,7 @@ def struct_fields(*sources: str) -> dict[tuple[str, str], list[str]]:
         stack: list[int] = []
         nblock = 0
         for ln in text.splitlines():
-            m = _STRUCT.match(ln)
-            if m:
+            if m := _STRUCT.match(ln):
                 cur, members, stack = m.group(1), [], []
             elif not cur:
                 continue
@@ -195,8 +194,7 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
         other = "||" if m.group() == "&&" else "&&"
         out.append(("lcr", at(m, other), f"'{m.group()}' became '{other}'"))
     out += [("neg", at(m, ""), "a '!' dropped") for m in re.finditer(r"!(?!=)", code)]
-    cond = _IF.match(code)
-    if cond:
+    if cond := _IF.match(code):
         out.append(("neg", f"{cond.group(1)}(!({cond.group(2)})){cond.group(3)}",
                     "the if negated"))
     for m in _INT.finditer(code if not re.match(r"^\s*case\b", code) else ""):
@@ -206,8 +204,7 @@ def mutate_line(line: str, rq_vars: list[str], fields: dict[tuple[str, str], lis
     if _CALL_STMT.match(code) and code.count("(") == code.count(")") and \
             not re.match(r"^\s*(if|while|for|switch|return)\b", code):
         out.append(("drop", re.sub(r"\S.*$", ";", code), "the call dropped"))
-    r = _RETURN.match(code)
-    if r and len(r.group(1)) >= 2:   # indented twice or more: an early return
+    if (r := _RETURN.match(code)) and len(r.group(1)) >= 2:  # indented twice+: an early return
         out.append(("drop", f"{r.group(1)};", "the early return dropped"))
     for m in _MEMBER.finditer(code):
         # VAR->FIELD with VAR declared 'struct S *VAR' in the function
@@ -375,8 +372,7 @@ def load_triage(path: pathlib.Path) -> Triage:
         return Triage({}, {})
     with sfp_errors.raised_as(MutgenError, tomllib.TOMLDecodeError, prefix=f"{path}: "):
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    bad = set(raw) - {"equivalent", "open"}
-    if bad:
+    if bad := set(raw) - {"equivalent", "open"}:
         raise MutgenError(f"{path}: unknown table(s) {', '.join(sorted(bad))}: "
                           "[equivalent] and [open] only")
     out = []
@@ -385,8 +381,7 @@ def load_triage(path: pathlib.Path) -> Triage:
         if not all(isinstance(w, str) and w for w in v.values()):
             raise MutgenError(f"{path}: [{t}]: each entry is NAME = \"why\"")
         out.append(dict(v))
-    both = set(out[0]) & set(out[1])
-    if both:
+    if both := set(out[0]) & set(out[1]):
         raise MutgenError(f"{path}: both equivalent and open: {', '.join(sorted(both))}")
     return Triage(out[0], out[1])
 
