@@ -381,8 +381,7 @@ def merge(committed: str, run: str, run_names: list[str], merged_by: str) -> str
     the run's variants and gain those the run saw it catch; a case new in
     the run joins after the case before it there. A 'Rows merged by:'
     line under the page's 'Made by:' says which run."""
-    old = committed.splitlines()
-    new = run.splitlines()
+    old, new = committed.splitlines(), run.splitlines()
     vs, ve = _md_table(old, "| variant |")
     nvs, nve = _md_table(new, "| variant |")
     vtable = old[vs:vs + 2] + _merge_rows(old[vs + 2:ve], new[nvs + 2:nve])

@@ -117,9 +117,7 @@ def race(r: Race, choice: sfp_env.LineChoice, env: dict[str, str],
          say: Callable[[str], None]) -> bool:
     """Both parts (or the first) on CHOICE's line; whether everything
     behaved as stated. Stage times in race/stage-times.tsv."""
-    build = choice.build
-    out = build / "race"
-    tree = build / "tree"
+    out, tree = choice.build / "race", choice.build / "tree"
     if not (tree / ".git").exists():
         raise RaceRefused(f"no work tree at {tree}: run 'make prepare' first")
     unfix = subprocess.run(["git", "-C", str(tree), "diff", "baseline", "series-base", "--",
