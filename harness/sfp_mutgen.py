@@ -236,12 +236,10 @@ def _types(body: list[str]) -> dict[str, str]:
 def _rq_vars(body: list[str]) -> list[str]:
     names: list[str] = []
     for ln in body:
-        m = _RQ_DECL.search(_code(ln))
-        if not m:
-            continue
-        # struct rq *busiest = NULL, *rq;  or a parameter: struct rq *rq,
-        decl = m.group(1) if ";" in m.group(1) else m.group(1).split(",")[0]
-        names += [v for v in dict.fromkeys(re.findall(r"\*\s*(\w+)", decl)) if v not in names]
+        if m := _RQ_DECL.search(_code(ln)):
+            # struct rq *busiest = NULL, *rq;  or a parameter: struct rq *rq,
+            decl = m.group(1) if ";" in m.group(1) else m.group(1).split(",")[0]
+            names += [v for v in dict.fromkeys(re.findall(r"\*\s*(\w+)", decl)) if v not in names]
     if any(re.search(r"struct lb_env\s*\*\s*env\b", ln) for ln in body):
         names += [f"env->{f}" for f in ("dst_rq", "src_rq")]
     return names
