@@ -200,10 +200,10 @@ def _present(root: pathlib.Path, where: str, rels: Iterable[str],
             raise DataError(f"{where}: {rel} does not exist")
 
 
-def _check_topology(t: Topology) -> None:
-    where = f"topologies.{t.name}"
-    m = _SMP.match(t.smp)
-    if not m:
+def _topology(name: str, v: object) -> Topology:
+    where = f"topologies.{name}"
+    t = Topology(name=name, **_table(where, v, {"smp": str, "nodes": tuple, "levels": str}))
+    if not (m := _SMP.match(t.smp)):
         raise DataError(f"{where}.smp: '{t.smp}' is not N or N,sockets=S,cores=C,threads=T")
     n = int(m.group(1))
     if not 1 <= n <= MAX_VCPUS:
@@ -212,12 +212,12 @@ def _check_topology(t: Topology) -> None:
         raise DataError(f"{where}: sockets x cores x threads is not {n}")
     seen: list[int] = []
     for cpus in t.nodes:
-        r = _CPUS.match(cpus)
-        if not r:
+        if not (r := _CPUS.match(cpus)):
             raise DataError(f"{where}.nodes: '{cpus}' is not a CPU or a range A-B")
         seen += range(int(r.group(1)), int(r.group(2) or r.group(1)) + 1)
     if t.nodes and sorted(seen) != list(range(n)):
         raise DataError(f"{where}.nodes: the nodes must hold each of CPUs 0-{n - 1} once")
+    return t
 
 
 def _line(root: pathlib.Path, name: str, v: object) -> Line:
@@ -285,11 +285,7 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
     kinds = {name: _kind(root, name, v) for name, v in raw["kinds"].items()}
     if "main" not in kinds:
         raise DataError("kinds: there must be a kind 'main' (the main job's kernel)")
-    topologies = {}
-    for name, v in raw["topologies"].items():
-        topologies[name] = Topology(name=name, **_table(
-            f"topologies.{name}", v, {"smp": str, "nodes": tuple, "levels": str}))
-        _check_topology(topologies[name])
+    topologies = {name: _topology(name, v) for name, v in raw["topologies"].items()}
     archs = {name: Arch(name=name, **_table(f"archs.{name}", v, {"qemu": str, "image": str,
                                                                  "cross": str, "boots": bool}))
              for name, v in raw["archs"].items()}
@@ -315,6 +311,5 @@ def load(path: pathlib.Path = DATA_FILE, root: pathlib.Path | None = None) -> Da
 
 
 def file_sha256(path: pathlib.Path) -> str:
-    """The SHA-256 of a file's content."""
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
