@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness import sfp_coverage
-from harness import sfp_data
-from harness import sfp_run
+from harness import sfp_coverage, sfp_data, sfp_run
 from harness.cli.common import Refuse, add, data, say
 
 
@@ -24,8 +22,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     rc = 0
     for run in runs:
         if not args.from_logs:
-            r = sfp_run.execute(run, d, args.env, say).status
-            if r:
+            if r := sfp_run.execute(run, d, args.env, say).status:
                 say(f"{run.kind}: some tests failed (exit {r}); the counts are still reported")
                 rc = r
         if sfp_coverage.report(run.line, run.kind, run.worktree, run.obj, run.logdir, out,

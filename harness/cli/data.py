@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-from harness import sfp_env
-from harness import sfp_errors
-from harness import sfp_results
-from harness import sfp_summary
+from harness import sfp_env, sfp_errors, sfp_results, sfp_summary
 from harness.cli.common import Fail, Refuse, add, data, say
 
 
@@ -91,8 +88,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    d = data()
-    choice = sfp_env.validate(d, args.env, kind=args.kind, topology=args.topology)
+    choice = sfp_env.validate(data(), args.env, kind=args.kind, topology=args.topology)
     if args.verbose:
         say(f"line {choice.line} ({choice.source_from}), build directory {choice.build}: "
             "every input is usable")

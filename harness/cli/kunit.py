@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness import sfp_env
-from harness import sfp_kunit
+from harness import sfp_env, sfp_kunit
 from harness.cli.common import add, data, say, _int_arg
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-from harness import sfp_env
-from harness import sfp_patches
-from harness import sfp_submission
+from harness import sfp_env, sfp_patches, sfp_submission
 from harness.cli.common import add, data, say
 
 
@@ -19,8 +17,7 @@ def cmd_gen_patches(args: argparse.Namespace) -> int:
 
 
 def cmd_submission(args: argparse.Namespace) -> int:
-    d = data()
-    choice = sfp_env.select_line(d, args.env)
+    choice = sfp_env.select_line(data(), args.env)
     sfp_submission.write(choice.line, choice.build, choice.patches,
                          pathlib.Path(args.out) if args.out else None, say, cert=args.cert,
                          trial=args.trial)

@@ -14,8 +14,7 @@ def cmd_prose(args: argparse.Namespace) -> int:
     for p in problems:
         print(f"  {p}")
     print(f"sfp prose: {checked} counts checked against the data, {len(problems)} differ")
-    subcommands = set(args.subcommands)
-    missing, names = sfp_prose.named(d, subcommands=subcommands)
+    missing, names = sfp_prose.named(d, subcommands=set(args.subcommands))
     for p in missing:
         print(f"  {p}")
     print(f"sfp prose: {names} paths, links and commands the reference docs name, "

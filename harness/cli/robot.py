@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 
-from harness import sfp_env
-from harness import sfp_robot
+from harness import sfp_env, sfp_robot
 from harness.cli.common import Fail, add, data, say
 
 
