@@ -36,7 +36,6 @@ kunit.py. The table is $BUILD/LINE/kunit/mutants-ARCH.md.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pathlib
@@ -158,8 +157,7 @@ def _kunit_py(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[
                                                                         dict[str, str]]:
     """The kunit.py command for ARCH building in BUILD_DIR (QEMU kept off
     /dev/kvm), and its environment (ccache paths relative to BUILD)."""
-    args = command(data, arch, vcpus, build_dir,
-                   env.get("JOBS") or str((os.cpu_count() or 1) + 1))
+    args = command(data, arch, vcpus, build_dir, env.get("JOBS") or str((os.cpu_count() or 1) + 1))
     build_dir.parent.mkdir(parents=True, exist_ok=True)
     env = dict(env, CCACHE_BASEDIR=env.get("CCACHE_BASEDIR") or str(build.resolve()))
     return without_kvm(["python3", "tools/testing/kunit/kunit.py", *args], env, say), env
@@ -254,8 +252,7 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
                 f"{(ap.stderr.strip().splitlines() or ['?'])[0]}")
             rows.append(MutantRow(n, what, False, ["(does not apply)"]))
             continue
-        o = _once(cmd, st, env, out / f"mutant-{n}-{arch}.log",
-                  out / f"mutant-{n}-{arch}.json")
+        o = _once(cmd, st, env, out / f"mutant-{n}-{arch}.log", out / f"mutant-{n}-{arch}.json")
         rows.append(MutantRow(n, what, bool(o.cases),
                               sorted(c for c, r in o.cases.items() if r != "PASS")))
         say(f"[{i}/{len(names)}] {n}: " + ("did not build or run" if not o.cases else
@@ -275,7 +272,7 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
     (out / f"mutants-{arch}.md").write_text("\n".join([summary, ""] + table) + "\n")
     (out / f"mutants-{arch}.record.json").write_text(json.dumps({
         "version": version, "arch": arch,
-        "patch": hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16],
+        "patch": sfp_series.series_hash(upstream[:1]),
         "total": len(rows), "caught": caught, "no_build": nobuild,
         "rows": [dataclasses.asdict(r) for r in rows]}, indent=1) + "\n")
     print("\n".join(table))

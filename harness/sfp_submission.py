@@ -34,7 +34,6 @@ empty. Needs a prepared work tree (make prepare) and b4.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pathlib
@@ -44,12 +43,8 @@ import tempfile
 import textwrap
 from typing import Callable
 
-from harness import sfp_series as S
-
-from harness import sfp_env
-from harness import sfp_kunit
+from harness import sfp_env, sfp_errors, sfp_kunit, sfp_series as S
 from harness.sfp_data import ROOT
-from harness import sfp_errors
 
 PLACEHOLDER = ("sched-fastpath", "sched-fastpath@example.org")
 # Domains no mail reaches (RFC 2606, RFC 6761).
@@ -101,8 +96,7 @@ def results(build: pathlib.Path, tree: str, version: str) -> list[str]:
     tree id: the stock source plus the upstream tier's patch)."""
     names = {"um": "UML (kunit.py's default)", "x86_64": "x86_64, QEMU", "arm64":
              "arm64, QEMU virt"}
-    got = [r for r in sfp_kunit.records(build) if r.tree == tree]
-    if not got:
+    if not (got := [r for r in sfp_kunit.records(build) if r.tree == tree]):
         return []
     runs = sorted({r.runs for r in got})
     out = [f"kunit.py run --kunitconfig=kernel/sched/tests on {version} with this patch,",
@@ -202,8 +196,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
         upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
         version = S.kernel_version(post)
         found = results(build, upstream_tree, version)
-        digest = hashlib.sha256(upstream[0].path.read_bytes()).hexdigest()[:16]
-        muts = mutant_results(build, digest, version)
+        muts = mutant_results(build, S.series_hash(upstream[:1]), version)
         found += ([""] if found and muts else []) + muts
         if not found:
             say(f"warning: no 'sfp kunit --stock' results recorded for this tree: the cover "
@@ -225,8 +218,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
     _run(["b4", "send", "-o", str(out), "--no-sign"], post, env, "b4 send -o")
     made = sorted(out.glob("*.eml"))
     base = S.git(post, "log", "-1", "--format=%an%x00%s", "base").stdout
-    own_base = base.startswith(f"{PLACEHOLDER[0]}\0base: ")
-    if own_base:
+    if own_base := base.startswith(f"{PLACEHOLDER[0]}\0base: "):
         say("the source is not a git checkout: base-commit names a commit only this work tree "
             "has, and is taken out (give KSRC a git checkout to keep it)")
         for m in made:
