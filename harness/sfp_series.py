@@ -136,8 +136,7 @@ def paths(patches: pathlib.Path) -> list[str]:
     for patch in patches.glob("*.patch"):
         f = ""
         for ln in patch.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = re.match(r"^diff --git a/(\S+)", ln)
-            if m:
+            if m := re.match(r"^diff --git a/(\S+)", ln):
                 f = m.group(1)
                 seen.add(f)
             elif ln.startswith("new file mode "):
@@ -280,10 +279,8 @@ def _first_hunk(err: str, patch: pathlib.Path) -> str:
     where = next((ln[len("error: patch failed: "):] for ln in err.splitlines()
                   if ln.startswith("error: patch failed: ")), "")
     file, _, line = where.rpartition(":") if ":" in where else (where, "", where)
-    hunk = ""
-    if line:
-        hunk = next((ln for ln in patch.read_text(errors="replace").splitlines()
-                     if ln.startswith(f"@@ -{line},")), "")
+    hunk = next((ln for ln in patch.read_text(errors="replace").splitlines()
+                 if ln.startswith(f"@@ -{line},")), "") if line else ""
     return f"{file or '?'} at line {line or '?'}" + (f" ({hunk})" if hunk else "")
 
 
@@ -368,8 +365,7 @@ def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch])
 def listed_dirs(tree: pathlib.Path) -> list[str]:
     """The directories TREE's MAINTAINERS lists (F: lines ending in '/')."""
     m = tree / "MAINTAINERS"
-    return re.findall(r"^F:\t(\S+/)$", m.read_text(errors="replace"), re.M) \
-        if m.is_file() else []
+    return re.findall(r"^F:\t(\S+/)$", m.read_text(errors="replace"), re.M) if m.is_file() else []
 
 
 def new_files_covered(text: str, listed: list[str]) -> bool:
