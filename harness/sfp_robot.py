@@ -38,13 +38,8 @@ import subprocess
 import time
 from typing import Callable
 
-from harness import sfp_build
-from harness import sfp_env
-from harness import sfp_prepare
-from harness import sfp_run
-from harness import sfp_series
+from harness import sfp_build, sfp_env, sfp_errors, sfp_prepare, sfp_run, sfp_series
 from harness.sfp_data import ROOT, Data
-from harness import sfp_errors
 
 VARIANTS = ROOT / "kernel-config" / "robot"
 TOOLS = (("gcc", "gcc"), ("make", "make"), ("ccache", "ccache"), ("sparse", "sparse"))
@@ -164,8 +159,7 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     if not (tree / ".git").is_dir():
         raise RobotError(f"no prepared work tree at {tree} (make prepare, or ./sfp prepare)")
     for rev in ("series-base", "patched"):
-        if subprocess.run(["git", "-C", str(tree), "rev-parse", "-q", "--verify", rev],
-                          capture_output=True, check=False).returncode:
+        if sfp_series.git(tree, "rev-parse", "-q", "--verify", rev).returncode:
             raise RobotError(f"{tree} has no 'series-base' and 'patched' (prepare it again: "
                              "./sfp prepare)")
     sfp_env.need_tools(RobotError, *TOOLS, (f"{cross}gcc", "gcc-aarch64-linux-gnu"))
@@ -196,8 +190,7 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
         r.make_config("x86_64", v.stem, frags + [v])
         # An option asked off must be listed off: one the line does not
         # have at all is not met either (the build would be main's again).
-        miss = sfp_build.config_unmet(r.out / f"{v.stem}.config", [v], strict=True)
-        if miss:
+        if miss := sfp_build.config_unmet(r.out / f"{v.stem}.config", [v], strict=True):
             na.append(f"| patched | {v.stem} | x86_64 | n/a: not possible on this line: "
                       f"{'; '.join(miss)} |")
             (r.out / f"{v.stem}.config").unlink()
@@ -233,8 +226,7 @@ def run(data: Data, line: str, build: pathlib.Path, quick: bool, table: pathlib.
     # __typeof_unqual__, which Debian 12's 0.6.4 lacks): then only W=1 ran.
     sparse = "sparse (C=2)"
     if "is not available or not up to date" in text:
-        ver = subprocess.run(["sparse", "--version"], capture_output=True, text=True,
-                             check=False)
+        ver = subprocess.run(["sparse", "--version"], capture_output=True, text=True, check=False)
         which = ((ver.stdout or ver.stderr).splitlines() or [""])[0]
         sparse = (f"sparse: not run, the tree refuses {which} ('C=2 specified, but sparse is not "
                   "available or not up to date')")
