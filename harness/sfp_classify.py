@@ -138,8 +138,7 @@ def parse(lines: Iterable[str], wl: str) -> tuple[Watch | None, list[Write]]:
             count[int(rest[3], 16)] = int(rest[2])
             gained[int(rest[4], 16)] = int(rest[2])
         elif rest[:1] == ["ev"]:
-            m = _EV.search(line)
-            if m:
+            if m := _EV.search(line):
                 writes.append(Write(int(m[1]), float(m[2]), m[3], int(m[4], 16),
                                     tuple(f for f in m[5].split("<") if f)))
     return (None if ind is None else Watch(ind, value0, count, gained)), writes
@@ -210,8 +209,7 @@ def classify(watch: Watch, writes: list[Write]) -> Classification:
             cpu = watch.count[w.addr]
             open_balance.pop(cpu, None)
             out.balances += 1
-            ep = episode or previous
-            if ep is None:
+            if (ep := episode or previous) is None:
                 out.unexplained += 1
                 out.unexplained_last = max(out.unexplained_last, w.t - start)
                 ep = unexplained

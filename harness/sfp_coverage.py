@@ -23,8 +23,7 @@ import subprocess
 import tarfile
 from typing import Callable
 
-from harness import sfp_mutgen
-from harness import sfp_errors
+from harness import sfp_errors, sfp_mutgen
 
 GCOV_BEGIN, GCOV_END = "# gcov-begin", "# gcov-end"
 KINDS = ("coverage", "coverage-distro")
@@ -101,15 +100,13 @@ def gcov_json(gcdas: list[pathlib.Path]) -> Counts:
                            cwd=gcda.parent, capture_output=True, text=True, check=False)
         js = gcda.parent / (gcda.name[:-5] + ".gcda.gcov.json.gz")
         if not js.is_file():
-            cands = list(gcda.parent.glob(gcda.name[:-5] + "*.gcov.json.gz"))
-            if not cands:
+            if not (cands := list(gcda.parent.glob(gcda.name[:-5] + "*.gcov.json.gz"))):
                 raise CoverageError(f"gcov made nothing of {gcda.name}: {r.stderr.strip()[:200]}")
             js = cands[0]
         doc = json.loads(gzip.decompress(js.read_bytes()))
         js.unlink()
         for f in doc.get("files", []):
-            m = re.search(r"kernel/sched/.*$", f["file"])
-            if not m:
+            if not (m := re.search(r"kernel/sched/.*$", f["file"])):
                 continue
             for ln in f.get("lines", []):
                 lc = counts.setdefault((m.group(0), ln["line_number"]), LineCount())
@@ -183,8 +180,7 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
 
     def why(func: str, code: str) -> str:
         nonlocal unexplained
-        reason = reasons.get(f"{func}: {code}", "")
-        if not reason:
+        if not (reason := reasons.get(f"{func}: {code}", "")):
             unexplained += 1
         return reason or "**not explained**"
 

@@ -31,9 +31,7 @@ import pathlib
 import re
 import subprocess
 
-from harness import sfp_benchlines
-from harness import sfp_cost
-from harness import sfp_patches
+from harness import sfp_benchlines, sfp_cost, sfp_patches
 from harness.sfp_data import Data
 
 # Phrases that carry a count; in the watched files each must be quoted by
@@ -60,8 +58,7 @@ def kunit_cases(data: Data, line: str) -> dict[str, int]:
         n, on = 0, [True]
         for ln in m.group(2).splitlines():
             ln = ln.strip()
-            cond = re.match(r"#if (SFT_[A-Z_]+)$", ln)
-            if cond:
+            if cond := re.match(r"#if (SFT_[A-Z_]+)$", ln):
                 on.append(on[-1] and defs.get(cond.group(1), 0) != 0)
             elif ln == "#endif":
                 on.pop()
@@ -132,7 +129,6 @@ def counters(data: Data) -> dict[str, int]:
         c |= {f"mutants:{line}": len(data.mutants(line)), f"caught:{line}":
               caught_in_table(data, line), f"kunit_cases:{line}": sum(suites.values())}
         c |= {f"kunit_suite:{suite}:{line}": n for suite, n in suites.items()}
-    # the kselftest cases (TEST_F) per program
     for prog in sorted((data.root / "selftests").glob("*.c")):
         c[f"kselftest_cases:{prog.stem}"] = len(re.findall(r"^TEST_F\(", prog.read_text(), re.M))
     runs = cost_windows(data)
@@ -162,8 +158,7 @@ def check(data: Data, claims: list[dict] | None = None,
         path, says = cl["file"], cl["says"]
         text = _norm((data.root / path).read_text())
         rx, names = _pattern(says)
-        m = rx.search(text)
-        if not m:
+        if not (m := rx.search(text)):
             problems.append(f"{path}: the sentence \"{says}\" is not there")
             continue
         quoted.setdefault(path, []).append(m.span())
@@ -205,8 +200,7 @@ def reference_docs(data: Data) -> list[str]:
     """The README, sfp.toml and docs/*.md, less the dated docs/records/."""
     out = subprocess.run(["git", "-C", str(data.root), "ls-files", "README.md", "docs/*.md",
                           "sfp.toml"], capture_output=True, text=True, check=False).stdout.split()
-    return sorted(f for f in out if not f.startswith("docs/records/")
-                  and f.count("/") <= 1)
+    return sorted(f for f in out if not f.startswith("docs/records/") and f.count("/") <= 1)
 
 
 def _exists(root, here, path: str) -> bool:
