@@ -238,8 +238,7 @@ def report(line: str, kind: str, tree: pathlib.Path, obj: pathlib.Path,
     text, unexplained = render(line, kind, tree, fc, sites, unrun)
     md.write_text(text)
     (out / f"{kind}.json").write_text(as_json(fc, sites))
-    say(f"{kind}: {len(fc)} functions, {sum(c.lines_run for c in fc)}/"
-        f"{sum(c.lines for c in fc)} lines, {len(sites)} call sites "
-        f"({sum(1 for s in sites if s.count)} run), {unexplained} never run and not "
-        f"explained: {md}")
+    say(f"{kind}: {len(fc)} functions, {sum(c.lines_run for c in fc)}/{sum(c.lines for c in fc)} "
+        f"lines, {len(sites)} call sites ({sum(1 for s in sites if s.count)} run), {unexplained} "
+        f"never run and not explained: {md}")
     return unexplained

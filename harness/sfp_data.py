@@ -251,8 +251,7 @@ def _line(root: pathlib.Path, name: str, v: object) -> Line:
 def _kind(root: pathlib.Path, name: str, v: object) -> Kind:
     where = f"kinds.{name}"
     kind = Kind(name=name, **_table(where, v, {"default_fragments": bool, "fragments": tuple,
-                                               "patches": tuple, "append": str},
-                                    {"distro": bool}))
+                                               "patches": tuple, "append": str}, {"distro": bool}))
     if not kind.default_fragments and not kind.fragments:
         raise DataError(f"{where}: no config at all (default_fragments false, no fragments)")
     _present(root, f"{where}.fragments", (f"kernel-config/{f}" for f in kind.fragments))

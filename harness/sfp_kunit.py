@@ -137,9 +137,8 @@ def _once(cmd: list[str], wt: pathlib.Path, env: dict[str, str], log_path: pathl
     json_path.unlink(missing_ok=True)
     t0 = time.monotonic()
     with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
-            subprocess.Popen(cmd + [f"--json={json_path}"], cwd=wt, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             errors="replace") as proc:
+            subprocess.Popen(cmd + [f"--json={json_path}"], cwd=wt, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, errors="replace") as proc:
         assert proc.stdout
         for ln in proc.stdout:
             sys.stdout.write(ln)
@@ -197,8 +196,7 @@ def run(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, s
         rest = sorted(o.seconds for o in done[1:])
         say(f"{runs} runs on {arch}: " + ("the same result for every case" if not diff else
                                           f"{len(diff)} cases differ between runs") +
-            f"; the first {done[0].seconds} s (with the build), the others "
-            f"{rest[0]}-{rest[-1]} s")
+            f"; the first {done[0].seconds} s (with the build), the others {rest[0]}-{rest[-1]} s")
         for d in diff:
             say(f"  {d}")
     if stock:
@@ -227,8 +225,7 @@ class MutantRow:
 
 
 def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[str, str],
-            say: Callable[[str], None], patches: pathlib.Path, names: list[str],
-            line: str) -> int:
+            say: Callable[[str], None], patches: pathlib.Path, names: list[str], line: str) -> int:
     """Each mutant of tests/mutants/LINE/ (NAMES, or 'all') applied in turn
     to the stock worktree and kunit.py run once: which make an upstream-tier
     case fail. The table to stdout and $BUILD/LINE/kunit/mutants-ARCH.md, a
@@ -266,13 +263,11 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
                                        "none" if r.built else "did not build") + " |"
         for r in rows]
     version = sfp_series.kernel_version(st)
-    summary = (f"{len(rows)} mutants on {version} with the upstream tier ({arch}): {caught} make "
-               f"a case fail, {nobuild} do not build, {len(rows) - caught - nobuild} pass every "
-               "case")
+    summary = (f"{len(rows)} mutants on {version} with the upstream tier ({arch}): {caught} make a "
+               f"case fail, {nobuild} do not build, {len(rows) - caught - nobuild} pass every case")
     (out / f"mutants-{arch}.md").write_text("\n".join([summary, ""] + table) + "\n")
     (out / f"mutants-{arch}.record.json").write_text(json.dumps({
-        "version": version, "arch": arch,
-        "patch": sfp_series.series_hash(upstream[:1]),
+        "version": version, "arch": arch, "patch": sfp_series.series_hash(upstream[:1]),
         "total": len(rows), "caught": caught, "no_build": nobuild,
         "rows": [dataclasses.asdict(r) for r in rows]}, indent=1) + "\n")
     print("\n".join(table))

@@ -209,8 +209,7 @@ def _exists(root, here, path: str) -> bool:
                for base in (root, root / here))
 
 
-def named(data: Data, docs: list[str] | None = None,
-          targets: set[str] | None = None,
+def named(data: Data, docs: list[str] | None = None, targets: set[str] | None = None,
           subcommands: set[str] | None = None) -> tuple[list[str], int]:
     """What the reference docs name (paths, links, `./sfp SUBCOMMAND`, `make
     TARGET`) that does not exist; and how many names were checked."""

@@ -122,14 +122,13 @@ def mutant_results(build: pathlib.Path, patch: str, version: str) -> list[str]:
             continue
         if r.get("patch") != patch or r.get("version") != version:
             continue
-        out.append(f"Each of {r['total']} one-line changes to the two fast paths (a bound off "
-                   f"by one, an operator or a condition flipped or dropped, a check "
-                   f"removed), applied in turn to {version} with this patch: "
-                   f"{r['caught']} make a case fail under kunit.py ({r['arch']}), "
-                   f"{r['no_build']} do not build, {r['total'] - r['caught'] - r['no_build']} "
-                   "pass: they change the newly-idle balance, the values a statistics pass "
-                   "computes from real runqueues, or when and how often the indicator is "
-                   "written, none of which fake objects reach.")
+        out.append(f"Each of {r['total']} one-line changes to the two fast paths (a bound off by "
+                   f"one, an operator or a condition flipped or dropped, a check removed), applied "
+                   f"in turn to {version} with this patch: {r['caught']} make a case fail under "
+                   f"kunit.py ({r['arch']}), {r['no_build']} do not build, "
+                   f"{r['total'] - r['caught'] - r['no_build']} pass: they change the newly-idle "
+                   "balance, the values a statistics pass computes from real runqueues, or when "
+                   "and how often the indicator is written, none of which fake objects reach.")
     return [textwrap.fill(t, 72) for t in out]
 
 

@@ -69,14 +69,12 @@ def cmd_data(args: argparse.Namespace) -> int:
     d = data()
     if args.quiet:
         return 0
-    print(f"sfp.toml: {len(d.lines)} lines ({' '.join(d.line_names())}; default "
-          f"{d.default_line}), {len(d.kinds)} kinds, {len(d.topologies)} topologies, "
-          f"{len(d.archs)} architectures")
+    print(f"sfp.toml: {len(d.lines)} lines ({' '.join(d.line_names())}; default {d.default_line}), "
+          f"{len(d.kinds)} kinds, {len(d.topologies)} topologies, {len(d.archs)} architectures")
     for name in d.line_names():
         ln = d.lines[name]
-        print(f"  line {name}: {ln.known_good}; source "
-              f"{ln.debian_package or ln.env_var}; {len(d.mutants(name))} mutants; "
-              f"table {ln.mutation_table}")
+        print(f"  line {name}: {ln.known_good}; source {ln.debian_package or ln.env_var}; "
+              f"{len(d.mutants(name))} mutants; table {ln.mutation_table}")
     for k in d.kinds.values():
         frags = (["default"] if k.default_fragments else []) + list(k.fragments)
         print(f"  kind {k.name}: {'+'.join(frags)}"
@@ -163,9 +161,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="rows: source, suite, test, PASS|FAIL|SKIP|ERROR, note")
     p.add_argument("--out", metavar="FILE", help="write all rows here as TSV")
     p.add_argument("--title", default="results")
-    p.add_argument("--no-skips", action="store_true",
-                   help="count a skipped test as failed (a guest that should meet every "
-                        "prerequisite)")
+    p.add_argument("--no-skips", action="store_true", help="count a skipped test as failed (a "
+                   "guest that should meet every prerequisite)")
     p.add_argument("--precondition-skips", metavar="FILE",
                    help="with --no-skips: tests (one name per line) that skipped because a "
                         "precondition could not be set up in time; they stay skipped")

@@ -38,6 +38,5 @@ the line's prepared work tree (make prepare).""")
                    "$BUILD/LINE/submission; must not exist or be empty)")
     p.add_argument("--cert", action="store_true", help="post the certification tier's "
                    "patches too, as RFC (not for merging)")
-    p.add_argument("--trial", action="store_true", help="accept an identity in a reserved "
-                   "domain (example.org, .test, ...): a try of the command, the messages "
-                   "not for sending")
+    p.add_argument("--trial", action="store_true", help="accept an identity in a reserved domain "
+                   "(example.org, .test, ...): a try of the command, the messages not for sending")
