@@ -14,9 +14,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for k in kinds:
         if k not in sfp_coverage.KINDS:
             raise Refuse(f"-K {k}: a coverage kind is one of {', '.join(sfp_coverage.KINDS)}")
-    runs = [sfp_run.plan(d, args.env, kind=k, ref="patched", name=k,
-                         guest_args=["-x", str(sfp_data.ROOT / sfp_coverage.DUMP)],
-                         boot_only=args.from_logs) for k in kinds]
+    runs = [sfp_run.plan(d, args.env, kind=k, ref="patched", name=k, boot_only=args.from_logs,
+                         guest_args=["-x", str(sfp_data.ROOT / sfp_coverage.DUMP)]) for k in kinds]
     out = runs[0].build / "coverage"
     out.mkdir(parents=True, exist_ok=True)
     rc = 0
@@ -32,7 +31,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp coverage to SUB."""
     p = add(sub, "coverage", cmd_coverage, "gcov counts of the mechanisms' functions and call "
             "sites after the tests", description="Build the line's patched tree as each coverage "
             "kind (coverage: the main kind's config; coverage-distro: the distribution's "

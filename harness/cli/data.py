@@ -124,7 +124,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp data, sfp get, sfp validate, sfp result, sfp summarize, sfp compare to SUB."""
     p = add(sub, "data", cmd_data, "load and check sfp.toml, and list its records",
             description="Load sfp.toml, refuse a bad record (exit 2, one line), and list the "
             "lines, kinds and topologies.")

@@ -19,7 +19,6 @@ def cmd_kunit(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp kunit to SUB."""
     p = add(sub, "kunit", cmd_kunit, "the KUnit suites with the kernel's kunit.py", "sfp_kunit", """
 Needs a prepared work tree (make prepare; KSRC= for a tree without a Debian
 package). Exit status: kunit.py's. Environment: JOBS (default nproc+1), ACCEL (kvm

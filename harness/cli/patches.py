@@ -25,7 +25,6 @@ def cmd_submission(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp gen-patches, sfp submission to SUB."""
     p = add(sub, "gen-patches", cmd_gen_patches, "the test patches from kunit/ and selftests/",
             "sfp_patches", """
 The line is LINE, else KSRC's, else sfp.toml's default_line; it needs

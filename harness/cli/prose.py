@@ -23,7 +23,6 @@ def cmd_prose(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp prose to SUB."""
     p = add(sub, "prose", cmd_prose, "check every count in the docs against the data", "sfp_prose")
     # sub.choices is filled as every module registers: whole when this runs.
     p.set_defaults(subcommands=sub.choices)

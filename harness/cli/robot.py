@@ -20,7 +20,6 @@ def cmd_robot(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add sfp robot to SUB."""
     p = add(sub, "robot", cmd_robot, "the series built as the kernel test robot would",
             "sfp_robot", """
 Environment: JOBS (default nproc+1).""")
