@@ -43,7 +43,7 @@ import tempfile
 import textwrap
 from typing import Callable
 
-from harness import sfp_env, sfp_errors, sfp_kunit, sfp_series as S
+from harness import sfp_env, sfp_errors, sfp_kunit, sfp_patches, sfp_series as S
 from harness.sfp_data import ROOT
 
 PLACEHOLDER = ("sched-fastpath", "sched-fastpath@example.org")
@@ -174,8 +174,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
                GIT_CONFIG_VALUE_0="/bin/false", GIT_CONFIG_KEY_1="b4.prep-cover-strategy",
                GIT_CONFIG_VALUE_1="commit", GIT_CONFIG_KEY_2="b4.send-series-cc",
                GIT_CONFIG_VALUE_2=", ".join(a for a in kunit if a.strip()))
-    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-              "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+    for k in sfp_patches.IDENTITY:
         env.pop(k, None)
 
     def git(*args: str, stdin: str | None = None) -> str:
