@@ -96,7 +96,6 @@ def source(data: Data, line: str, env: dict[str, str]) -> Source:
 
 
 def read_source(src: Source) -> dict[str, str]:
-    """SRC's values (parse_config), or DistroError."""
     if src.path.is_dir():
         raise DistroError(f"the distribution's config '{src.path}' is a directory, not a "
                           ".config file")

@@ -73,7 +73,6 @@ def _git(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
 
 
 def _index(lines: list[str], want: str, start: int = 0) -> int:
-    """The first of LINES from START that is WANT (less its newline), else len(LINES)."""
     return next((i for i in range(start, len(lines)) if lines[i].rstrip("\n") == want), len(lines))
 
 

@@ -115,9 +115,8 @@ def classify_sums(data: Data) -> dict[str, int]:
             rows = sfp_benchlines.class_rows(sfp_benchlines.load(run))
         except sfp_benchlines.RunError:
             continue
-        for r in rows:
-            for field, n in r.counts.items():
-                out[f"classify:{run.parent.name}:{run.name}:{r.topology}:{r.workload}:{field}"] = n
+        out |= {f"classify:{run.parent.name}:{run.name}:{r.topology}:{r.workload}:{field}": n
+                for r in rows for field, n in r.counts.items()}
     return out
 
 
@@ -197,7 +196,6 @@ _MAKE = re.compile(r"`make ([a-z][a-z0-9-]+)\b")
 
 
 def reference_docs(data: Data) -> list[str]:
-    """The README, sfp.toml and docs/*.md, less the dated docs/records/."""
     out = subprocess.run(["git", "-C", str(data.root), "ls-files", "README.md", "docs/*.md",
                           "sfp.toml"], capture_output=True, text=True, check=False).stdout.split()
     return sorted(f for f in out if not f.startswith("docs/records/") and f.count("/") <= 1)

@@ -92,7 +92,6 @@ def kernel_version(tree: pathlib.Path) -> str:
 
 def git(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None,
         stdin: str | None = None) -> subprocess.CompletedProcess:
-    """git -C TREE ARGS, its output captured as text."""
     return subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
                           input=stdin, env=env, check=False)
 
@@ -321,7 +320,6 @@ def apply(tree: pathlib.Path, series: list[Patch], roles: tuple[str, ...] = ROLE
 
 
 def load_tiers(patches: pathlib.Path) -> tuple[list[Patch], list[Patch]]:
-    """The tiers of the series in PATCHES; SeriesError without a test patch."""
     upstream, cert = tiers(load(patches))
     if not upstream:
         raise SeriesError(f"{patches}/series has no test patches")
