@@ -65,8 +65,7 @@ class PatchesError(sfp_errors.Failed):
 
 
 def _git(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
-    r = S.git(tree, *args, env=dict(os.environ, **IDENTITY), stdin=stdin)
-    if r.returncode:
+    if (r := S.git(tree, *args, env=dict(os.environ, **IDENTITY), stdin=stdin)).returncode:
         raise PatchesError(f"git {args[0]} failed in {tree}: "
                            f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
     return r.stdout
@@ -257,8 +256,7 @@ def run(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path, check
             say("patches/ matches kunit/ and selftests/")
             return True
         text = (patches / "series").read_text().splitlines()
-        mark = text.index(MARK)
-        for stale in text[mark + 1:]:
+        for stale in text[text.index(MARK) + 1:]:
             (patches / stale.strip()).unlink(missing_ok=True)
         for p in made:
             shutil.copyfile(p, patches / p.name)
