@@ -106,8 +106,7 @@ def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bo
 
 
 def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
-    r = git(tree, *args, stdin=stdin)
-    if r.returncode:
+    if (r := git(tree, *args, stdin=stdin)).returncode:
         raise GitFailed(f"git {' '.join(args[:3])} failed in {tree}: "
                         f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
     return r.stdout
@@ -204,8 +203,7 @@ def source_fixed(tree: pathlib.Path, series: list[Patch]) -> str:
             if p.role == "prereq" and not in_rev(tree, "base", p.path):
                 if not _ok(tree, "apply", "--cached", str(p.path), env=env):
                     raise GitFailed(f"{p.name} does not apply to base")
-        r = git(tree, "write-tree", env=env)
-        if r.returncode:
+        if (r := git(tree, "write-tree", env=env)).returncode:
             raise GitFailed(f"git write-tree failed in {tree}")
         return r.stdout.strip()
 
@@ -351,8 +349,7 @@ def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch])
         git(tree, "worktree", "prune")
         _must(tree, "worktree", "add", "-q", "--detach", str(dest), "base")
     for p in patches:
-        am = git(dest, *GIT_ID, "am", "-q", str(p.path))
-        if am.returncode:
+        if (am := git(dest, *GIT_ID, "am", "-q", str(p.path))).returncode:
             git(dest, "am", "--abort")
             where = _first_hunk(am.stdout + am.stderr, p.path)
             raise SeriesError(f"{p.name} does not apply to the source as given ('base' of "
