@@ -170,12 +170,11 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
     kunit = subprocess.run(["perl", "scripts/get_maintainer.pl", "--nogit", "--nogit-fallback",
                             "--norolestats", "-f", "lib/kunit/test.c"], cwd=post,
                            capture_output=True, text=True, check=False).stdout.split("\n")
-    env = dict(os.environ, GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_0="sendemail.smtpserver",
+    env = dict({k: v for k, v in os.environ.items() if k not in sfp_patches.IDENTITY},
+               GIT_CONFIG_COUNT="3", GIT_CONFIG_KEY_0="sendemail.smtpserver",
                GIT_CONFIG_VALUE_0="/bin/false", GIT_CONFIG_KEY_1="b4.prep-cover-strategy",
                GIT_CONFIG_VALUE_1="commit", GIT_CONFIG_KEY_2="b4.send-series-cc",
                GIT_CONFIG_VALUE_2=", ".join(a for a in kunit if a.strip()))
-    for k in sfp_patches.IDENTITY:
-        env.pop(k, None)
 
     def git(*args: str, stdin: str | None = None) -> str:
         return _run(["git", *args], post, env, f"git {args[0]}", stdin)
