@@ -92,10 +92,6 @@ class CaseFailed(Exception):
     """A case's check did not hold; the message goes to its log."""
 
 
-def _env(base: dict[str, str], unset: tuple[str, ...] = (), /, **set_: str) -> dict[str, str]:
-    return {**{k: v for k, v in base.items() if k not in unset}, **set_}
-
-
 def _sfp(*args: object) -> list[str]:
     return [SFP, *map(str, args)]
 
@@ -146,7 +142,7 @@ def with_room(data: Data, env: dict[str, str], quick: bool, full: bool,
         new.mkdir(parents=True, exist_ok=True)
         say(f"{what} needs about {need} GiB free; {top} has {have} GiB: building in {new} "
             "(BUILD= chooses)")
-        out = _env(env, BUILD=str(new))
+        out = dict(env, BUILD=str(new))
         home_cache = pathlib.Path.home() / ".cache" / "ccache"
         if "CCACHE_DIR" not in env and _device(home_cache) == here and have < 1:
             out["CCACHE_DIR"] = str(new.parent / "ccache")
@@ -175,7 +171,7 @@ class Check:
         self.obj = sfp_run.kernel_obj(self.build, "patched")  # the main kernel's
         self.kimg = self.obj / "arch" / "x86" / "boot" / "bzImage"
         # The commands below select the same line from the same variables.
-        self.env = _env(env, BUILD=str(self.top))
+        self.env = dict(env, BUILD=str(self.top))
         self.stages = sfp_run.Stages(self.chk / "stage-times.tsv", fresh=False)
 
     def record(self, suite: str, name: str, status: str, detail: str = "",
@@ -250,8 +246,7 @@ class Check:
             raise CaseFailed(why)
 
     def vars(self, *unset: str, **set_: str) -> dict[str, str]:
-        """The environment with the variables UNSET taken out and SET_ set."""
-        return _env(self.env, unset, **set_)
+        return {**{k: v for k, v in self.env.items() if k not in unset}, **set_}
 
     def expect_error(self, out: TextIO, pattern: str, cmd: list[str],
                      env: dict[str, str] | None = None) -> None:
@@ -270,7 +265,6 @@ class Check:
 
     def error_case(self, pattern: str, cmd: list[str], env: dict[str, str] | None = None) -> \
             Callable[[TextIO], None]:
-        """The case expect_error(PATTERN, CMD, ENV)."""
         return lambda out: self.expect_error(out, pattern, cmd, env)
 
     def on_line(self, line: str) -> dict[str, str]:
