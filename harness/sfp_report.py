@@ -46,9 +46,9 @@ from harness import sfp_summary
 from harness import sfp_errors
 
 _KUNIT_CONFIG = re.compile(r"^CONFIG_[A-Z0-9_]*KUNIT_TEST=y", re.M)
-# ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
 # The guest's end of its list of the KUnit cases (scripts/guest/init).
 _KUNIT_LISTED = "sfp-cases-end: kunit"
+# ok N NAME # SKIP precondition: ...  (NAME absent in 6.1's harness)
 _PRECOND = re.compile(r"^[\s#]*ok [0-9]+ (?:- )?(?:(.*?) )?# SKIP precondition:")
 _KSFT_TEST = re.compile(r"^# selftests: [^:]*: ")
 _KSFT_DONE = re.compile(r"^(not )?ok [0-9]+ selftests: ")
