@@ -435,7 +435,6 @@ class Check:
 
     def scripts_cases(self) -> None:
         """The tool, its data and its unit tests, and the bad inputs."""
-        c = self.chk
         with self.stage("project: scripts and bad input"):
             sfp_env.need_tools(sfp_env.InputError, ("shellcheck", "shellcheck"))
             # Every shell script and sourced library (a '#!...sh' or '# shellcheck shell=' line).
@@ -447,7 +446,7 @@ class Check:
             sfp_env.need_tools(sfp_env.InputError, ("mypy", "mypy"))
             # mypy (Debian's) on ./sfp and the harness package, its unit tests among them.
             self.t("harness_types", lambda o: self.run(
-                o, ["mypy", "--cache-dir", str(c / "mypy-cache"), "sfp", "harness"],
+                o, ["mypy", "--cache-dir", str(self.chk / "mypy-cache"), "sfp", "harness"],
                 why="mypy finds type errors in the harness"))
             self.t("sfp_unit_tests", [sys.executable, "-m", "unittest", "discover", "-s",
                                       str(ROOT / "harness" / "tests"), "-t", str(ROOT)])
@@ -460,7 +459,7 @@ class Check:
             self.t("bench_bad_topology_rejected", self.error_case(
                 "unknown topology 'mesh'", _sfp("bench", "-t", "smp2 mesh")))
             # Scratch work trees go under CHK, never over the real one.
-            saved_env, self.env = self.env, self.vars(BUILD=str(c / "build"))
+            saved_env, self.env = self.env, self.vars(BUILD=str(self.chk / "build"))
             try:
                 self.bad_input_cases()
             finally:
@@ -872,16 +871,15 @@ class Check:
     def lava_failed_case(self, out: TextIO) -> None:
         """A guest whose test fails, or skips, is a failed (a skipped) case
         in LAVA's records under its own SUITE.CASE name, not a passed job."""
-        c = self.chk
         self.run(out, self.boot(self.tiny_initrd("tap"), "logs-lava-tap"),
                  self.vars(BOOT_BACKEND="lava", BOOT_TIMEOUT="120", SMP="1"))
-        tsv = c / "logs-lava-tap" / "lava" / "lava-results.tsv"
+        tsv = self.chk / "logs-lava-tap" / "lava" / "lava-results.tsv"
         rows = tsv.read_text().splitlines() if tsv.is_file() else []
         for case, status in (("probe.sfp_lava_fail", "FAIL"), ("probe.sfp_lava_skip", "SKIP")):
             if f"lava\tguest\t{case}\t{status}\t" not in rows:
                 raise CaseFailed(f"LAVA did not record {case} as {status}")
         text, counts = sfp_summary.render("LAVA's records", sfp_results.read_tsv(tsv))
-        (c / "lava-tap.summary").write_text(text + "\n")
+        (self.chk / "lava-tap.summary").write_text(text + "\n")
         print(text.splitlines()[-1], file=out)
         if not counts["FAIL"]:
             raise CaseFailed("the summary of a failed case passed")
