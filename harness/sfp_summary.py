@@ -30,8 +30,7 @@ def walk(group: dict, suite: str) -> Iterator[tuple[str, str, str]]:
 def from_json(source: str, suite: str, path: pathlib.Path) -> list[Case]:
     """The cases of a kunit.py JSON file; one ERROR case if it has none."""
     try:
-        with open(path, encoding="utf-8") as f:
-            found = list(walk(json.load(f), suite))
+        found = list(walk(json.loads(path.read_text(encoding="utf-8")), suite))
     except (OSError, ValueError) as e:
         return [Case(source, suite, "(parse)", "ERROR", f"unreadable results: {e}")]
     if not found:
