@@ -101,11 +101,16 @@ def splat_context(console: pathlib.Path, after: int = 25) -> str:
 def read(logdir: pathlib.Path) -> Result:
     """The Result of the boot whose logs are in LOGDIR."""
     res = Result(logdir=str(logdir), cases=read_tsv(logdir / "results.tsv"))
-    stages = [line.rpartition("\t") for line in _lines(logdir / "stage-times.tsv")]
-    res.stage_times = {name: int(secs) for name, _, secs in stages if name and secs.isdigit()}
+    for line in _lines(logdir / "stage-times.tsv"):
+        name, _, secs = line.rpartition("\t")
+        if name and secs.isdigit():
+            res.stage_times[name] = int(secs)
     res.splats = first_splats(logdir / "console.log")
     res.qemu_cmd = "\n".join(_lines(logdir / "qemu.cmd"))
-    res.boot = dict(w.partition("=")[::2] for w in text(logdir / "boot.info").split() if "=" in w)
+    for word in text(logdir / "boot.info").split():
+        key, eq, val = word.partition("=")
+        if eq:
+            res.boot[key] = val
     return res
 
 
