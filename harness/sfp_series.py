@@ -106,7 +106,8 @@ def _ok(tree: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> bo
 
 
 def _must(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
-    if (r := git(tree, *args, stdin=stdin)).returncode:
+    r = git(tree, *args, stdin=stdin)
+    if r.returncode:
         raise GitFailed(f"git {' '.join(args[:3])} failed in {tree}: "
                         f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
     return r.stdout
@@ -203,7 +204,8 @@ def source_fixed(tree: pathlib.Path, series: list[Patch]) -> str:
             if p.role == "prereq" and not in_rev(tree, "base", p.path):
                 if not _ok(tree, "apply", "--cached", str(p.path), env=env):
                     raise GitFailed(f"{p.name} does not apply to base")
-        if (r := git(tree, "write-tree", env=env)).returncode:
+        r = git(tree, "write-tree", env=env)
+        if r.returncode:
             raise GitFailed(f"git write-tree failed in {tree}")
         return r.stdout.strip()
 
@@ -349,7 +351,8 @@ def stock_worktree(tree: pathlib.Path, dest: pathlib.Path, patches: list[Patch])
         git(tree, "worktree", "prune")
         _must(tree, "worktree", "add", "-q", "--detach", str(dest), "base")
     for p in patches:
-        if (am := git(dest, *GIT_ID, "am", "-q", str(p.path))).returncode:
+        am = git(dest, *GIT_ID, "am", "-q", str(p.path))
+        if am.returncode:
             git(dest, "am", "--abort")
             where = _first_hunk(am.stdout + am.stderr, p.path)
             raise SeriesError(f"{p.name} does not apply to the source as given ('base' of "

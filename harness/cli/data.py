@@ -31,7 +31,8 @@ def cmd_get(args: argparse.Namespace) -> int:
         values = {"vcpus": str(t.vcpus), "smp": t.smp, "nodes": ",".join(t.nodes) or "-",
                   "levels": t.levels}
         if _arg(rest, 1, "FIELD") == "qemu":
-            if not (mem := _arg(rest, 2, "MEM")).isdigit():
+            mem = _arg(rest, 2, "MEM")
+            if not mem.isdigit():
                 raise Refuse(f"memory must be a number of MiB, not '{mem}'")
             values["qemu"] = t.qemu_args(int(mem))
     else:
