@@ -201,11 +201,12 @@ def render(line: str, kind: str, tree: pathlib.Path, fc: list[FuncCoverage],
     out += ["", "## Lines of those functions never run", ""]
     out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`: "
             f"{why(c.func.name, text(c.func.file, n))}" for c, n in never] or ["(none)"]
+    br = [(c, n) for c in fc for n in c.branch_lines]
     out += ["", "## Lines with a branch never taken", "",
             "(Listed, not judged: a line's branches include those of the calls and macros "
             "inlined there.)", ""]
     out += [f"- {c.func.file}:{n} (`{c.func.name}`): `{text(c.func.file, n)}`"
-            for c in fc for n in c.branch_lines] or ["(none)"]
+            for c, n in br] or ["(none)"]
     out += ["", f"Never run and not explained: {unexplained}."]
     return "\n".join(out) + "\n", unexplained
 

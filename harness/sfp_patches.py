@@ -65,7 +65,8 @@ class PatchesError(sfp_errors.Failed):
 
 
 def _git(tree: pathlib.Path, *args: str, stdin: str | None = None) -> str:
-    if (r := S.git(tree, *args, env=dict(os.environ, **IDENTITY), stdin=stdin)).returncode:
+    r = S.git(tree, *args, env=dict(os.environ, **IDENTITY), stdin=stdin)
+    if r.returncode:
         raise PatchesError(f"git {args[0]} failed in {tree}: "
                            f"{(r.stderr.strip().splitlines() or ['?'])[0]}")
     return r.stdout
@@ -256,7 +257,8 @@ def run(data: Data, line: str, build: pathlib.Path, patches: pathlib.Path, check
             say("patches/ matches kunit/ and selftests/")
             return True
         text = (patches / "series").read_text().splitlines()
-        for stale in text[text.index(MARK) + 1:]:
+        mark = text.index(MARK)
+        for stale in text[mark + 1:]:
             (patches / stale.strip()).unlink(missing_ok=True)
         for p in made:
             shutil.copyfile(p, patches / p.name)
