@@ -79,8 +79,9 @@ def plan(data: Data, line: str, *, boots: int, secs: int, vcpus: int,
 
 def _why(res: sfp_run.RunResult) -> str:
     """What ended a run that did not pass."""
-    return res.error or (f"{', '.join(res.failed)} failed" if res.failed
-                         else f"exit status {res.status}")
+    if res.error:
+        return res.error
+    return f"{', '.join(res.failed)} failed" if res.failed else f"exit status {res.status}"
 
 
 def _append(path: pathlib.Path, *lines: str) -> None:
@@ -110,7 +111,9 @@ def lockdep_verdict(kernel: str, rc: int, console: pathlib.Path, why: str) -> \
         if rc and "avg_vruntime" in splat and caller:
             return True, splat, f"fires as expected (called from {caller.group(0)})"
         return False, splat, "MISSED: no lockdep report from avg_vruntime()"
-    return rc == 0, splat, "clean as expected" if rc == 0 else f"FAILED: {why}"
+    if rc == 0:
+        return True, splat, "clean as expected"
+    return False, splat, f"FAILED: {why}"
 
 
 def race(r: Race, choice: sfp_env.LineChoice, env: dict[str, str],

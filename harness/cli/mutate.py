@@ -30,8 +30,9 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             raise Refuse(f"{what} (see --help)")
     if args.icount:
         qopts, append = env.get("QEMU_OPTS", ""), env.get("APPEND", "")
-        if why := ("--icount says how guests boot, and --from-logs boots none" if args.from_logs
-                   else sfp_env.icount_refused(d, line, env, qopts)):
+        why = ("--icount says how guests boot, and --from-logs boots none" if args.from_logs
+               else sfp_env.icount_refused(d, line, env, qopts))
+        if why:
             raise Refuse(why)
         env = dict(env, QEMU_OPTS=sfp_env.icount_qemu_opts(qopts, 1),
                    APPEND=f"{append} {sfp_env.ICOUNT_APPEND}".strip())
