@@ -372,8 +372,10 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
             plans.append(boot_plan(row, srcs.get(v, pathlib.Path()), top, m, env) or
                          f"| {line} | {v} | not booted: the checks above failed |")
     booted = [p for p in plans if isinstance(p, Boot)]
-    done = iter(boot_set(booted, m, workers, stages, say)) if workers else \
-        (boot_version(b, m, stages) for b in booted)
+    if workers:
+        done = iter(boot_set(booted, m, workers, stages, say))
+    else:
+        done = (boot_version(b, m, stages) for b in booted)
     boots = [next(done) if isinstance(p, Boot) else (p, True) for p in plans]
     ok = ok and all(bok for _, bok in boots)
     day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
@@ -381,7 +383,8 @@ def run(data: Data, lines: list[str], boot: bool, out: pathlib.Path | None, cmd:
     if boots:
         text += BOOTS_HEAD + "".join(f"{b}\n" for b, _ in boots)
     (m / "matrix.md").write_text(text)
-    print(f"\n{text}", end="")
+    print()
+    print(text, end="")
     if out:
         out.write_text(text)
     return ok
