@@ -51,8 +51,10 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         names = args.variants or (["patched"] + [m.stem for m in d.mutants(line)] + ["baseline"])
     if args.into and not (ROOT / args.into).is_file():
         raise Refuse(f"--into {args.into}: no such table in the repository (see --help)")
-    for n in [n for n in names if n not in ("patched", "baseline")]:
+    for n in names:
         p = mdir / f"{n}.patch"
+        if n in ("patched", "baseline"):
+            continue
         if not p.is_file():
             raise Refuse(f"unknown variant '{n}': no {p} (see --help)")
         if not sfp_mutate.variant(d, line, n, mdir).expect:
@@ -106,10 +108,12 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             say(f"{n}: debug kernel: {debug.verdict}: {debug.seen}")
         verdicts.append(verdict)
         _note(f"<== variant {n}: {v.what} ({args.boots} boots): {int(time.monotonic() - t0)}s")
-    made_by = " ".join([f"sfp mutate -k {args.boots}", *(flag for flag, on in (
-        (f"--debug-boots {args.debug_boots}", args.debug_boots),
-        (f"-j {args.jobs}", args.jobs and not args.from_logs), ("--from-logs", args.from_logs),
-        ("--generated", args.generated), ("--icount", args.icount)) if on), *args.variants])
+    made_by = f"sfp mutate -k {args.boots}" + \
+        (f" --debug-boots {args.debug_boots}" if args.debug_boots else "") + \
+        (f" -j {args.jobs}" if args.jobs and not args.from_logs else "") + \
+        (" --from-logs" if args.from_logs else "") + (" --generated" if args.generated else "") + \
+        (" --icount" if args.icount else "") + \
+        "".join(" " + n for n in args.variants)
     text, ok, none_left = sfp_mutate.table(d, line, verdicts, made_by, debugs)
     if args.generated:
         tri = sfp_mutgen.load_triage(ROOT / "tests" / "mutgen" / f"{line}.toml")
@@ -121,7 +125,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         # the hand-written set.
         ok = all(v.ok for v in verdicts if v.variant.name == "patched") and not untriaged
     (out / "table.md").write_text(text, encoding="utf-8")
-    print(f"\n{text}", end="")
+    print()
+    print(text, end="")
     if args.into and ok:
         page = ROOT / args.into
         page.write_text(sfp_mutate.merge(page.read_text(encoding="utf-8"), text, names,
