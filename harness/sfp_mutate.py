@@ -86,12 +86,14 @@ def baseline_expect(data: Data, also: list[str] | tuple[str, ...] = ()) -> list[
 def baseline_verdict(expect: list[str], res: Result) -> tuple[bool, str]:
     """make stress's baseline boot: exactly the expected failures (an unmet
     one is no verdict)."""
-    missed, unmet, unexpected = ("".join(x + ";" for x in xs)
-                                 for xs in expected_failures(expect, res))
-    line = (f"baseline: unexpected failures: {unexpected or 'none'}; "
-            f"expected failures that passed: {missed or 'none'}")
+    missed, unmet, unexpected = expected_failures(expect, res)
+
+    def items(xs: list[str]) -> str:
+        return "".join(x + ";" for x in xs)
+    line = (f"baseline: unexpected failures: {items(unexpected) or 'none'}; "
+            f"expected failures that passed: {items(missed) or 'none'}")
     if unmet:
-        line += f"; no verdict (precondition not met): {unmet}"
+        line += f"; no verdict (precondition not met): {items(unmet)}"
     return not missed and not unexpected, line
 
 
