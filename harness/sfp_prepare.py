@@ -169,7 +169,8 @@ def resolve(data: Data, line: str, line_from: str, src_arg: str, default_src: st
                                f"KSRC={p}, and the line follows the source (lines: "
                                f"{' '.join(data.line_names())}), or force one with LINE=X.Y")
         say(f"LINE={line}: the {line} series on Linux {v}, as asked")
-    if str(p).startswith(str(wt) + "/") or p == wt:  # WT is absolute: prepare() made it so
+    wt_abs = pathlib.Path(os.path.abspath(wt))
+    if str(p).startswith(str(wt_abs) + "/") or p == wt_abs:
         raise PrepareError(f"the source '{p}' is inside the work tree '{wt}'")
     if p.is_dir():
         if not is_kernel_tree(p):

@@ -437,8 +437,9 @@ def _stages(run: Run, data: Data, env: dict[str, str], say: Callable[[str], None
             frags = (list(run.fragments) or (
                 kind_fragments(data, run.kind, tree, run.line, env, run.obj) if run.kind
                 else default_fragments(tree))) + list(run.extra_fragments)
-            sfp_build.build(tree, run.obj, frags, run.line, data.lines[run.line].config_absent,
-                            run.build, say, env, reproducible=run.reproducible)
+            sfp_build.build(tree, run.obj, frags, run.line,
+                            data.lines[run.line].config_absent, run.build, say, env,
+                            reproducible=run.reproducible)
             (run.obj / "fragments.txt").write_text("".join(f"{f.name} " for f in frags))
             if run.kind and data.kind(run.kind).distro:
                 (run.logdir / "distro-options.md").write_text(sfp_distro.table(
