@@ -249,6 +249,7 @@ def command(req: RunRequest) -> str:
 
 
 def plan_request(data: Data, env: dict[str, str], req: RunRequest) -> Run:
+    """plan() of a RunRequest."""
     return plan(data, env, **{f.name: getattr(req, f.name) for f in dataclasses.fields(req)})
 
 
@@ -289,6 +290,14 @@ def kind_fragments(data: Data, kind: str, tree: pathlib.Path, line: str = "",
     return frags[:1] + [gen] + own + frags[1:]
 
 
+def has_sched_debug_race(tree: pathlib.Path) -> bool:
+    """TREE's avg_vruntime() writes cfs_rq state and print_cfs_rq() still
+    calls it after dropping the rq lock: it lacks upstream e08d007f9d81."""
+    return all((tree / rel).is_file() and text in (tree / rel).read_text(errors="replace")
+               for rel, text in (("kernel/sched/fair.c", "update_zero_vruntime(cfs_rq, delta)"),
+                                 ("kernel/sched/debug.c", "SPLIT_NS(avg_vruntime(cfs_rq))")))
+
+
 def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
     """The report's first lines: what was built from what."""
     out = [f"sched-fastpath run '{run.name}', {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
@@ -306,15 +315,12 @@ def header(run: Run, tree: pathlib.Path, patches: pathlib.Path) -> list[str]:
     out.append(f"  version: {sfp_env.source_version(tree)} ({rel})")
     head = _git(tree, "log", "-1", "--format=%h %s", "HEAD")
     if head.returncode == 0 and head.stdout.strip():
-        dirty = _git(tree, "diff", "--quiet", "HEAD", "--").returncode
-        out.append(f"  HEAD:    {head.stdout.strip()}{' + uncommitted edits' * bool(dirty)}")
+        edits = "" if _git(tree, "diff", "--quiet", "HEAD", "--").returncode == 0 \
+            else " + uncommitted edits"
+        out.append(f"  HEAD:    {head.stdout.strip()}{edits}")
     frag = run.obj / "fragments.txt"
     out.append("  config:  " + (frag.read_text() if frag.is_file() else ""))
-    # TREE's avg_vruntime() writes cfs_rq state and print_cfs_rq() still
-    # calls it after dropping the rq lock.
-    if all((tree / rel).is_file() and text in (tree / rel).read_text(errors="replace")
-           for rel, text in (("kernel/sched/fair.c", "update_zero_vruntime(cfs_rq, delta)"),
-                             ("kernel/sched/debug.c", "SPLIT_NS(avg_vruntime(cfs_rq))"))):
+    if has_sched_debug_race(tree):
         out += ["  WARNING: this tree lacks upstream e08d007f9d81 (patch 1 of the series): every",
                 "           read of sched/debug by the tests can corrupt the scheduler "
                 "(docs/background.md)"]
