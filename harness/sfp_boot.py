@@ -301,6 +301,14 @@ def _cmdline(req: BootRequest, extra: str = "") -> str:
     return " ".join(w for w in (CMDLINE, req.append, extra) if w)
 
 
+def _kvm_works(req: BootRequest, machine: Machine) -> bool:
+    """One direct boot under KVM, KVM_PROBE_SECONDS at most: did the guest come up?"""
+    probe = req.logdir / "kvm-probe.log"
+    QemuBackend().run(req, machine.args(req, "kvm"), _cmdline(req, "sfp.probe=1"),
+                      KVM_PROBE_SECONDS, probe, req.logdir / "kvm-probe-guest.log")
+    return any(ln.startswith("sfp: guest") for ln in sfp_results.text(probe).splitlines())
+
+
 def boot(req: BootRequest, data: Data, say: Callable[[str], None]) -> str:
     """Boot REQ once: '' when the guest ran every test program and shut
     down cleanly, else the problem (the console's last lines said)."""
@@ -311,10 +319,7 @@ def boot(req: BootRequest, data: Data, say: Callable[[str], None]) -> str:
         accel = "tcg"
         if os.access("/dev/kvm", os.W_OK):
             say(f"probing KVM ({KVM_PROBE_SECONDS} s limit)")
-            probe = req.logdir / "kvm-probe.log"
-            QemuBackend().run(req, machine.args(req, "kvm"), _cmdline(req, "sfp.probe=1"),
-                              KVM_PROBE_SECONDS, probe, req.logdir / "kvm-probe-guest.log")
-            if any(ln.startswith("sfp: guest") for ln in sfp_results.text(probe).splitlines()):
+            if _kvm_works(req, machine):
                 accel = "kvm"
             else:
                 say("KVM did not boot the guest; using TCG")
