@@ -75,6 +75,13 @@ def config_unmet(config: pathlib.Path, fragments: list[pathlib.Path],
     return out
 
 
+def check_tools() -> None:
+    sfp_env.need_tools(BuildError, *((cmd, cmd) for cmd in TOOLS))
+    if not pathlib.Path("/usr/include/libelf.h").is_file():
+        raise BuildError("libelf.h not found: install the Debian package 'libelf-dev' "
+                         "(or run 'make setup' as root)")
+
+
 # uname -v's user and host, in every build
 IDENTITY = ["KBUILD_BUILD_USER=sched-fastpath", "KBUILD_BUILD_HOST=qemu"]
 
@@ -118,10 +125,7 @@ def build(tree: pathlib.Path, obj: pathlib.Path, fragments: list[pathlib.Path], 
     if (tree / ".config").is_file():
         raise BuildError(f"'{tree}' has an in-tree .config; out-of-tree builds need a clean "
                          "source (make mrproper there)")
-    sfp_env.need_tools(BuildError, *((cmd, cmd) for cmd in TOOLS))
-    if not pathlib.Path("/usr/include/libelf.h").is_file():
-        raise BuildError("libelf.h not found: install the Debian package 'libelf-dev' "
-                         "(or run 'make setup' as root)")
+    check_tools()
     tree = tree.resolve()
     frags = [f.resolve() for f in fragments]
     obj.mkdir(parents=True, exist_ok=True)
