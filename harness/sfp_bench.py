@@ -167,9 +167,10 @@ def offsets(obj: pathlib.Path) -> list[tuple[str, str]]:
             n, off, _ = _offset_of(obj, cc, tmp, *FIELD_BEFORE_6_10)
             if off:
                 out.append((n, off))
+        errs = {n: e for n, _, e in got}
         for need in REQUIRED:
             if not any(n == need for n, _ in out):
-                first = " ".join(next(e for n, _, e in got if n == need).splitlines()[:3])
+                first = " ".join(errs.get(need, "").splitlines()[:3])
                 raise BenchError(f"could not compute the offset of {need} with the command of "
                                  f"{obj}/kernel/sched/.fair.o.cmd: {first}")
     return out

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 
 from harness import sfp_env
-from harness.sfp_benchlines import KERNELS, Spread, power, pull_ratios
+from harness.sfp_benchlines import Spread, power, pull_ratios
 from harness.sfp_data import ROOT
 from harness import sfp_errors
 
@@ -33,6 +33,7 @@ BALANCE_NAMES = ("sched_balance_rq", "load_balance")
 # Besides asm_exc_* and asm_sysvec_*: where device and spurious
 # interrupts enter (their vector stubs jump here).
 IRQ_ENTRIES = ("asm_common_interrupt", "asm_spurious_interrupt")
+KERNELS = ("baseline", "patched")
 
 
 class CostError(sfp_errors.Failed):
