@@ -218,8 +218,9 @@ class Bench(sfp_env.OnLine):
     def boot_qemu_opts(self, rep: int) -> str:
         """The QEMU options of repetition rep's boots: -Q's, and under
         --icount the deterministic machine with that repetition's seed."""
-        return self.qemu_opts if self.seed is None else \
-            sfp_env.icount_qemu_opts(self.qemu_opts, self.seed + rep - 1)
+        if self.seed is None:
+            return self.qemu_opts
+        return sfp_env.icount_qemu_opts(self.qemu_opts, self.seed + rep - 1)
 
 
 def plan(data: Data, env: dict[str, str], *, topologies: str | None, vcpus: str | None,

@@ -12,7 +12,6 @@ figures of each boot (cost.tsv, report.md) and the tables across runs
 from __future__ import annotations
 
 import bisect
-import contextlib
 import csv
 import dataclasses
 import difflib
@@ -57,6 +56,12 @@ class Symbols:
                         *(f"irq {a:x}\n" for a in self.irqs)])
 
 
+def system_map(path: pathlib.Path) -> dict[str, int]:
+    """Name -> address of System.map's text symbols (the first of a name)."""
+    rows = [ln.split() for ln in path.read_text(errors="replace").splitlines()]
+    return {p[2]: int(p[0], 16) for p in reversed(rows) if len(p) == 3 and p[1] in "tTW"}
+
+
 def elf_text(vmlinux: pathlib.Path) -> tuple[int, bytes]:
     """(address, bytes) of an x86_64 ELF's .text section."""
     data = vmlinux.read_bytes()
@@ -90,9 +95,7 @@ def symbols(obj: pathlib.Path) -> Symbols:
     for f in (smap, vml):
         if not f.is_file():
             raise CostError(f"no {f}: build the kernel first")
-    rows = [ln.split() for ln in smap.read_text(errors="replace").splitlines()]
-    # name -> address of System.map's text symbols (the first of a name)
-    syms = {p[2]: int(p[0], 16) for p in reversed(rows) if len(p) == 3 and p[1] in "tTW"}
+    syms = system_map(smap)
     name = next((n for n in ENTRY_NAMES if n in syms), "")
     bal = next((n for n in BALANCE_NAMES if n in syms), "")
     for have, names in ((name, ENTRY_NAMES), (bal, BALANCE_NAMES)):
@@ -249,7 +252,7 @@ def read_log(cost_log: pathlib.Path) -> tuple[Marks, Hists]:
     text = cost_log.read_text(errors="replace") if cost_log.is_file() else ""
     for ln in text.splitlines():
         w = ln.split()
-        with contextlib.suppress(KeyError, ValueError):
+        try:
             if ln.startswith("sfp-cost mark="):
                 kv = _kv(ln)
                 marks[int(kv["mark"])] = {c: int(kv[c]) for c in COUNTERS}
@@ -257,6 +260,8 @@ def read_log(cost_log: pathlib.Path) -> tuple[Marks, Hists]:
                 kv = _kv(" ".join(w[1:3]))
                 h = {int(c): int(n) for c, n in (x.split(":", 1) for x in w[3:-1])}
                 hists.setdefault((int(kv["hist"]), kv["kind"]), h)
+        except (KeyError, ValueError):
+            continue
     return marks, hists
 
 
@@ -334,6 +339,7 @@ BOOT = re.compile(r"^(baseline|patched)-(.+)-r(\d+)$")
 
 
 def _boots(out: pathlib.Path) -> list[pathlib.Path]:
+    """The boot directories of out/raw."""
     raw = out / "raw"
     return [d for d in sorted(raw.iterdir()) if BOOT.match(d.name) and d.is_dir()] \
         if raw.is_dir() else []
@@ -547,6 +553,7 @@ Window = dict[tuple[str, ...], dict[str, str]]
 
 
 def windows(rows: list[dict[str, str]]) -> Window:
+    """A run's rows by (kernel, topology, repetition, workload)."""
     return {(r["kernel"], r["topology"], r["rep"], r["workload"]): r for r in rows}
 
 
