@@ -83,8 +83,13 @@ def call_sites(addr: int, text: bytes, target: int) -> list[int]:
 
     A byte pattern, so a match inside another instruction is possible in
     principle; a false site only matters if it runs inside the balance."""
-    ends = (m.end() + 4 for m in re.finditer(rb"\xe8(?=.{4})", text, re.S))  # a call: e8, rel32
-    return [addr + e for e in ends if addr + e + struct.unpack_from("<i", text, e - 4)[0] == target]
+    out = []
+    i = text.find(b"\xe8")
+    while 0 <= i <= len(text) - 5:
+        if addr + i + 5 + struct.unpack_from("<i", text, i + 1)[0] == target:
+            out.append(addr + i + 5)
+        i = text.find(b"\xe8", i + 1)
+    return out
 
 
 def symbols(obj: pathlib.Path) -> Symbols:
@@ -323,7 +328,11 @@ def progress(log: pathlib.Path) -> str:
 # --- the report ------------------------------------------------------------------
 
 def _num(v: float) -> str:
-    return f"{v:.0f}" if abs(v) >= 10 else f"{v:.2f}" if abs(v) >= 1 else f"{v:.3g}"
+    if abs(v) >= 10:
+        return f"{v:.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
 
 
 def _cell(v: list[float]) -> str:
@@ -345,14 +354,20 @@ def _boots(out: pathlib.Path) -> list[pathlib.Path]:
         if raw.is_dir() else []
 
 
+def collect(out: pathlib.Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
+    """(kernel, topology, repetition, workload, figures) of every boot in out/raw."""
+    rows = []
+    for d in _boots(out):
+        k, t, r = BOOT.findall(d.name)[0]
+        rows += [(k, t, int(r), wl, f) for wl, f in figures(d).items()]
+    return rows
+
+
 def write_report(out: pathlib.Path, command: str) -> int:
     """out/cost.tsv (every figure of every boot) and out/report.md (per
     topology and workload, baseline against patched: median, min-max and
     spread over the repetitions). 1 when a boot has no figures."""
-    rows = []  # (kernel, topology, repetition, workload, figures) of every boot in out/raw
-    for d in _boots(out):
-        k, t, r = BOOT.findall(d.name)[0]
-        rows += [(k, t, int(r), wl, f) for wl, f in figures(d).items()]
+    rows = collect(out)
     keys = [*COUNTERS, "insns", "idle_entries", "attempts", "gained", "requests",
             *(k for k, _ in FIGURES)]
     # the plugin's kernel and user counts, named apart from the kernel column
@@ -486,6 +501,8 @@ def _pulls(runs: list[pathlib.Path]) -> list[str]:
             bound = "-" if pw.lower is None else f"{pw.gmean:.3f}, at least {pw.lower:.3f}"
             L.append(f"| {run.name} | {t} | {_cell(list(a.values()))} | {_cell(list(b.values()))}"
                      f" | {_cell(ratios)} | {seen} | {need} | {bound} |")
+    if not L:
+        return []
     return ["Tasks pulled by newly-idle balancing under the mixed load (lb_gained, all levels), "
             "and the smallest loss of them a one-sided test at 5% with 80% power on the log of "
             "the per-repetition ratios would find (at least 3 repetitions), with the repetitions "
@@ -493,7 +510,7 @@ def _pulls(runs: list[pathlib.Path]) -> list[str]:
             "one-sided 95% lower bound (normal quantile):", "",
             "| run | topology | baseline | patched | patched / baseline, per repetition | "
             "smallest loss seen | repetitions for a 5% loss | geometric mean ratio, 95% lower "
-            "bound |", "|---|---|---|---|---|---|---|---|", *L, ""] if L else []
+            "bound |", "|---|---|---|---|---|---|---|---|", *L, ""]
 
 
 # The figures sfp bench-lines --insns --same reports the largest difference of.
