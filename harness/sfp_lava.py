@@ -50,6 +50,8 @@ import yaml
 
 from harness import sfp_results
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 # The job's skeleton, a file a person can read and edit; the guest
 # monitor's markers are read from it.
 TEMPLATE = pathlib.Path(__file__).resolve().parent / "lava" / "job.yaml"
@@ -261,7 +263,7 @@ def log_entry(line: str) -> dict | None:
     # PyYAML would read as the number: the tag goes.
     line = re.sub(r'(?<=[:,\[] )! "', '"', line)
     try:
-        entry = yaml.load(line, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        entry = yaml.load(line, Loader=_LOADER)
     except yaml.YAMLError:
         return None
     return entry if isinstance(entry, dict) else None
