@@ -196,7 +196,8 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
     definition = job(name, str(kernel.resolve()), str(initrd.resolve()), append, timeout_s,
                      metadata)
     if server:
-        if (console.parent, console.name, guest.name) != (guest.parent, "console.log", "guest.log"):
+        if console.parent != guest.parent or (console.name, guest.name) != ("console.log",
+                                                                            "guest.log"):
             raise ValueError("a lab job wants DIR/console.log and DIR/guest.log")
         if refused := lab_options_refused(machine):
             raise ValueError(f"the lab's device type takes no QEMU option '{refused}' "
