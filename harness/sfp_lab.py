@@ -191,6 +191,10 @@ def _start(lab: pathlib.Path, name: str, cmd: list[str]) -> None:
     pidfile.write_text(str(p.pid))
 
 
+def _stop(pidfile: pathlib.Path) -> None:
+    os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+
+
 def _server_up(timeout: float = 0.0) -> bool:
     import urllib.request  # only sfp lab and its tests need it
     end = time.monotonic() + timeout
@@ -420,7 +424,7 @@ def up(lab: pathlib.Path, n: int, workers: int = 2, health: HealthCheck | None =
     _run("chown", "-R", "lavaserver:", str(ETC / "dispatcher-config"))
     for pidfile in [*lab.glob(f"{WORKER}-*.pid"), lab / "worker.pid"]:
         if pidfile.stem not in names and _alive(pidfile):
-            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            _stop(pidfile)
             pidfile.unlink()
             say(f"stopped {pidfile.stem}: not one of the {workers} workers asked for")
     since = time.time()
@@ -584,6 +588,10 @@ def keep_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ETC,
         + ("; the lab was set up here before: a purge can only remove its files" if before else ""))
 
 
+def _state(found: pathlib.Path) -> dict[str, str]:
+    return dict(ln.split(" ", 1) for ln in (found / "state").read_text().splitlines() if ln)
+
+
 def _psql(sql: str) -> str:
     return _run("runuser", "-u", "postgres", "--", "psql", "-tAc", sql).strip()
 
@@ -603,8 +611,7 @@ def restore_found(found: pathlib.Path = FOUND, say=print, etc: pathlib.Path = ET
     ETC/dispatcher-config as they were, its lavacli identity, ROOT if it
     was not there; then drop the record. What it could not put back."""
     root = root or DEVICE_ROOT
-    state = dict(ln.split(" ", 1) for ln in (found / "state").read_text().splitlines() if ln)
-    left = []
+    state, left = _state(found), []
     for f in _marked(etc):
         f.unlink()
     if state["database-settings"] == "0" and (found / "database-made").is_file():
@@ -671,7 +678,7 @@ def down(lab: pathlib.Path, say=print, keep_database: bool = False) -> None:
     for pidfile in _pidfiles(lab):
         if _alive(pidfile):
             below = descendants(int(pidfile.read_text()))
-            os.killpg(int(pidfile.read_text()), signal.SIGTERM)
+            _stop(pidfile)
             for p in below:
                 with contextlib.suppress(OSError):
                     os.kill(p, signal.SIGTERM)
