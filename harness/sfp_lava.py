@@ -199,12 +199,14 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
         if console.parent != guest.parent or (console.name, guest.name) != ("console.log",
                                                                             "guest.log"):
             raise ValueError("a lab job wants DIR/console.log and DIR/guest.log")
-        if refused := lab_options_refused(machine):
+        refused = lab_options_refused(machine)
+        if refused:
             raise ValueError(f"the lab's device type takes no QEMU option '{refused}' "
                              "(it takes no path and no option outside "
                              "sfp_lava.LAB_QEMU_VALUED/LAB_QEMU_FLAGS)")
         definition["device_type"] = LAB_DEVICE_TYPE
-        definition["context"].update({"extra_options": machine, "sfp_run": secrets.token_hex(16)})
+        definition["context"].update({"extra_options": machine,
+                                      "sfp_run": secrets.token_hex(16)})
     write_yaml(out / "job.yaml", definition)
     if not server:
         write_yaml(out / "device.yaml",
@@ -291,14 +293,19 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
 def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path) -> int:
     """CONSOLE (what the target printed) and GUEST (from its first
     'sfp-begin:' to 'sfp-done') from a portable job's LOG; CONSOLE's lines."""
-    entries = [e for e in map(log_entry, sfp_results.text(log).splitlines()) if e]
-    lines = [e["msg"].rstrip("\r\n") for e in entries
-             if e.get("lvl") in ("target", "feedback") and isinstance(e.get("msg"), str)]
+    lines = []
+    for line in sfp_results.text(log).splitlines():
+        entry = log_entry(line)
+        if entry and entry.get("lvl") in ("target", "feedback") and isinstance(entry.get("msg"),
+                                                                                 str):
+            lines.append(entry["msg"].rstrip("\r\n"))
     console.write_text("".join(ln + "\n" for ln in lines), encoding="utf-8")
-    # no 'sfp-begin:': begin is past the end, and the part empty
-    begin = next((i for i, ln in enumerate(lines) if ln.startswith(GUEST_START)), len(lines))
-    end = next((i for i in range(begin, len(lines)) if lines[i] == GUEST_END), len(lines) - 1)
-    guest.write_text("".join(ln + "\n" for ln in lines[begin:end + 1]), encoding="utf-8")
+    begin = next((i for i, ln in enumerate(lines) if ln.startswith(GUEST_START)), None)
+    part = []
+    if begin is not None:
+        end = next((i for i in range(begin, len(lines)) if lines[i] == GUEST_END), len(lines) - 1)
+        part = lines[begin:end + 1]
+    guest.write_text("".join(ln + "\n" for ln in part), encoding="utf-8")
     return len(lines)
 
 
@@ -309,7 +316,8 @@ def case_name(name: str) -> str:
     return re.sub(r"\W+", "_", name.strip().lower())
 
 
-def disagreements(lava: list[tuple[str, str, str]], logs: list[tuple[str, str, str]]) -> list[str]:
+def disagreements(lava: list[tuple[str, str, str]],
+                  logs: list[tuple[str, str, str]]) -> list[str]:
     """Where LAVA's records (definition, case, result) and the cases the
     host's parser read from the logs (source, SUITE.CASE, result) disagree,
     by LAVA's name of a case; a case the parser found crashed is a fail."""
