@@ -36,6 +36,7 @@ kunit.py. The table is $BUILD/LINE/kunit/mutants-ARCH.md.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pathlib
@@ -267,7 +268,7 @@ def mutants(data: Data, build: pathlib.Path, arch: str, vcpus: int, env: dict[st
                f"case fail, {nobuild} do not build, {len(rows) - caught - nobuild} pass every case")
     (out / f"mutants-{arch}.md").write_text("\n".join([summary, ""] + table) + "\n")
     (out / f"mutants-{arch}.record.json").write_text(json.dumps({
-        "version": version, "arch": arch, "patch": sfp_series.series_hash(upstream[:1]),
+        "version": version, "arch": arch, "patch": patch_digest(upstream[0].path),
         "total": len(rows), "caught": caught, "no_build": nobuild,
         "rows": [dataclasses.asdict(r) for r in rows]}, indent=1) + "\n")
     print("\n".join(table))
@@ -287,6 +288,12 @@ class Record:
     identical: bool  # every case had the same result in every run
     all_exit_0: bool
     seconds: list[int]  # the fastest and the slowest run
+
+
+def patch_digest(path: pathlib.Path) -> str:
+    """The upstream tier's patch as a record names it (its mutants' table
+    and sfp submission look the record up by it)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def records(build: pathlib.Path) -> list[Record]:

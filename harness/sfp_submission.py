@@ -193,7 +193,7 @@ def write(line: str, build: pathlib.Path, patches: pathlib.Path, out: pathlib.Pa
         upstream_tree = git("rev-parse", f"{branch}~{len(commits) - 1}^{{tree}}").strip()
         version = S.kernel_version(post)
         found = results(build, upstream_tree, version)
-        muts = mutant_results(build, S.series_hash(upstream[:1]), version)
+        muts = mutant_results(build, sfp_kunit.patch_digest(upstream[0].path), version)
         found += ([""] if found and muts else []) + muts
         if not found:
             say(f"warning: no 'sfp kunit --stock' results recorded for this tree: the cover "
