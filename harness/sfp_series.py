@@ -278,8 +278,10 @@ def _first_hunk(err: str, patch: pathlib.Path) -> str:
     where = next((ln[len("error: patch failed: "):] for ln in err.splitlines()
                   if ln.startswith("error: patch failed: ")), "")
     file, _, line = where.rpartition(":") if ":" in where else (where, "", where)
-    hunk = next((ln for ln in patch.read_text(errors="replace").splitlines()
-                 if ln.startswith(f"@@ -{line},")), "") if line else ""
+    hunk = ""
+    if line:
+        hunk = next((ln for ln in patch.read_text(errors="replace").splitlines()
+                     if ln.startswith(f"@@ -{line},")), "")
     return f"{file or '?'} at line {line or '?'}" + (f" ({hunk})" if hunk else "")
 
 
