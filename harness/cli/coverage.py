@@ -21,7 +21,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     rc = 0
     for run in runs:
         if not args.from_logs:
-            if r := sfp_run.execute(run, d, args.env, say).status:
+            r = sfp_run.execute(run, d, args.env, say).status
+            if r:
                 say(f"{run.kind}: some tests failed (exit {r}); the counts are still reported")
                 rc = r
         if sfp_coverage.report(run.line, run.kind, run.worktree, run.obj, run.logdir, out,
