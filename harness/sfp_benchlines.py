@@ -219,7 +219,11 @@ def _f(v: float | None) -> str:
         return "-"
     if v == int(v) and abs(v) < 1e9:
         return str(int(v))
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.2f}" if abs(v) >= 1 else f"{v:.3g}"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
 
 
 def _sp(s: Spread | None) -> str:

@@ -99,18 +99,22 @@ _STOCK_DROPS = {"-m": 2, "-nodefaults": 1, "-display": 2}
 
 def device(qemu: str, options: list[str], guest_log: str) -> dict:
     """The rendered device configuration of one local QEMU device."""
-    return {"device_type": "qemu", "available_architectures": ["x86_64"],
-            "constants": {"failure_retry": 1, "boot_retry": 0,
-                          "kernel-start-message": "Linux version [0-9]",
-                          "shutdown-message": "reboot: Restarting system",
-                          "default-shell-prompt": "sfp-no-shell # ", "spawn_maxread": 4092},
-            "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
-            "actions": {
-                "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
-                "boot": {"connections": {"serial": None},
-                         "methods": {"qemu": {"parameters": {"command": qemu, "options": options}},
-                                     "new_connection": None}}},
-            "timeouts": {"actions": {}, "connections": {}}}
+    return {
+        "device_type": "qemu",
+        "available_architectures": ["x86_64"],
+        "constants": {"failure_retry": 1, "boot_retry": 0,
+                      "kernel-start-message": "Linux version [0-9]",
+                      "shutdown-message": "reboot: Restarting system",
+                      "default-shell-prompt": "sfp-no-shell # ", "spawn_maxread": 4092},
+        "commands": {"connections": {"guest": {"connect": f"tail -n +1 -F {guest_log}"}}},
+        "actions": {
+            "deploy": {"connections": {"serial": None}, "methods": {"image": None}},
+            "boot": {"connections": {"serial": None},
+                     "methods": {"qemu": {"parameters": {"command": qemu, "options": options}},
+                                 "new_connection": None}},
+        },
+        "timeouts": {"actions": {}, "connections": {}},
+    }
 
 
 def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]:
@@ -278,7 +282,10 @@ def parse_log(path: pathlib.Path) -> LavaRecord:
     if not path.exists():
         rec.errors.append(f"no LAVA log {path}")
         return rec
-    for entry in filter(None, map(log_entry, sfp_results.text(path).splitlines())):
+    for line in sfp_results.text(path).splitlines():
+        entry = log_entry(line)
+        if entry is None:
+            continue
         lvl, msg = entry.get("lvl"), entry.get("msg")
         if lvl == "error":
             rec.errors.append(str(msg))

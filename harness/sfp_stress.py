@@ -163,8 +163,10 @@ def stress(s: Stress, choice: sfp_env.LineChoice, data: Data, env: dict[str, str
             runs = f", {s.runs} runs, {s.busy} busy loops" if s.runs > 1 else ""
             with stages.stage(f"stress {k}: debug kernel ({s.kind}), {s.vcpus} vCPUs"
                               f"{f' ({s.topology})' if s.topology else ''}, {s.secs}s{runs}"):
-                ok &= (boot(s, k, out / k, out, data, env, say, choice).ok if s.runs == 1
-                       else _tally(s, k, out, data, env, say, choice))
+                if s.runs == 1:
+                    ok &= boot(s, k, out / k, out, data, env, say, choice).ok
+                else:
+                    ok &= _tally(s, k, out, data, env, say, choice)
     return ok
 
 

@@ -34,9 +34,10 @@ def cmd_build_guest(args: argparse.Namespace) -> int:
     tree = pathlib.Path(args.tree) if args.tree else None
     if tree and not tree.is_dir():
         raise Refuse(f"kernel tree '{tree}' does not exist")
-    sfp_guest.build(sfp_guest.Guest(
-        pathlib.Path(args.obj), pathlib.Path(args.out), tree, tuple(map(pathlib.Path, args.extra)),
-        tuple(map(pathlib.Path, args.bin)), tuple(map(pathlib.Path, args.dynamic)), args.perf), say)
+    g = sfp_guest.Guest(pathlib.Path(args.obj), pathlib.Path(args.out), tree,
+                        tuple(map(pathlib.Path, args.extra)), tuple(map(pathlib.Path, args.bin)),
+                        tuple(map(pathlib.Path, args.dynamic)), args.perf)
+    sfp_guest.build(g, say)
     return 0
 
 
