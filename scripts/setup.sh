@@ -22,6 +22,7 @@ lines() {
 
 PKGS="git make gcc bc flex bison libelf-dev libssl-dev perl python3 python3-yaml cpio gzip
 xz-utils ccache qemu-system-x86 busybox-static shellcheck linux-perf rsync mypy
+python3-typeshed
 sparse gcc-aarch64-linux-gnu qemu-system-arm unifdef b4 python3-ply
 stress-ng rt-tests
 python3-matplotlib lava-dispatcher"
