@@ -328,6 +328,30 @@ static inline void sfp_kill(pid_t *pids, int n)
 }
 
 /*
+ * From /proc/@pid/stat: the task's session (*@session, if not NULL) and
+ * the CPU time it has been charged, user and system, in clock ticks
+ * (returned; -1 if the file cannot be read).
+ */
+static inline long sfp_task_ticks(pid_t pid, pid_t *session)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *p;
+	int sid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (sfp_read_file(path, buf, sizeof(buf)))
+		return -1;
+	/* After the command's ')': state ppid pgrp session ... utime stime. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &sid, &utime, &stime) != 3)
+		return -1;
+	if (session)
+		*session = sid;
+	return utime + stime;
+}
+
+/*
  * The newly-idle balance cost (max_newidle_lb_cost, ns) of each of one
  * CPU's sched domains: SCHED_DEBUG's debugfs files, kept open. Opening
  * and closing them every few milliseconds disturbs the CPUs under test
