@@ -109,6 +109,9 @@ class BootRequest:
     lava: sfp_lab.Target = sfp_lab.Target()
     # What was booted, for a LAVA job's metadata: (key, value) pairs.
     metadata: tuple[tuple[str, str], ...] = ()
+    # The KUnit suites the kernel runs, for a LAVA job's monitors
+    # (sfp_lava.kunit_suites); none: one monitor for every KUnit case.
+    kunit_suites: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,10 +243,11 @@ class LavaBackend:
             if self.server and req.lava.portable:
                 sfp_lava.write_yaml(d / "job.yaml", sfp_lava.portable_job(
                     name, req.lava.publish(req.kernel), req.lava.publish(req.initrd), cmdline,
-                    seconds, machine, req.mem, req.lava.device_type, meta))
+                    seconds, machine, req.mem, req.lava.device_type, meta, req.kunit_suites))
             else:
                 sfp_lava.write_job(d, name, req.kernel, req.initrd, cmdline, seconds, console,
-                                   guest, machine, server=self.server, qemu=req.qemu, metadata=meta)
+                                   guest, machine, server=self.server, qemu=req.qemu, metadata=meta,
+                                   suites=req.kunit_suites)
         except (ValueError, OSError) as e:
             return Ended("failed", str(e))
         if self.server:

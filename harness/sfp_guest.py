@@ -246,6 +246,7 @@ def build(g: Guest, say: Callable[[str], None]) -> list[str]:
         (stage / "tests" / "expected-version").write_text(proc_version(g.obj))
         for src, dst, mode in (("init", "init", 0o755), ("cmdline.sh", "etc/sfp-cmdline.sh", 0o644),
                                ("cases.awk", "etc/sfp-cases.awk", 0o644),
+                               ("suites.awk", "etc/sfp-suites.awk", 0o644),
                                ("preconditions.sh", "tests/guest_preconditions", 0o755)):
             _install(GUEST / src, stage / dst, mode)
         order = ["guest_preconditions"]

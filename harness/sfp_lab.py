@@ -301,6 +301,7 @@ class HealthCheck:
     append: str
     timeout_s: int = 600  # a boot's default timeout: a loaded host must not fail it
     machine: tuple[str, ...] = ("-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "512")
+    suites: tuple[str, ...] = ()  # its KUnit suites (sfp_lava.kunit_suites)
 
 
 def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
@@ -314,7 +315,7 @@ def _health_job(lab: pathlib.Path, hc: HealthCheck) -> dict:
         (d / name).chmod(0o644)
     job = sfp_lava.job("sched-fastpath health check", str(d / "bzImage"),
                        str(d / "initramfs.cpio.gz"), hc.append, hc.timeout_s,
-                       {"sfp.health-check": "boot of the lab's health images"})
+                       {"sfp.health-check": "boot of the lab's health images"}, suites=hc.suites)
     job["device_type"] = DEVICE_TYPE
     job["context"]["extra_options"] = list(hc.machine)
     return job

@@ -45,6 +45,7 @@ import json
 import pathlib
 import re
 import secrets
+import struct
 
 import yaml
 
@@ -124,11 +125,25 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
                    "-serial", "chardev:con", "-serial", f"file:{guest_log}"]
 
 
+def kunit_monitors(suites: list[str] | tuple[str, ...]) -> list[dict]:
+    """The console's monitors: the template's for each of SUITES, in
+    order; with none, one for every KUnit case, named 'kunit'."""
+    tmpl = next(m for a in _TEMPLATE["actions"] if "test" in a for m in a["test"]["monitors"]
+                if m["name"] == "SUITE")
+    if not suites:
+        return [{"name": "kunit", "start": "sfp-cases: kunit", "end": "sfp-cases-end: kunit",
+                 "pattern": tmpl["pattern"].replace("SUITE\\.", "")}]
+    return [{key: value.replace("SUITE", suite if key == "name" else re.escape(suite))
+             for key, value in tmpl.items()} for suite in suites]
+
+
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
-        metadata: dict[str, str] | None = None, portable: bool = False) -> dict:
-    """A boot's job from the template: KUnit's monitor on the console, the
-    guest's on its own port; KERNEL and INITRD are files here, or (PORTABLE)
-    URLs, with the guest's monitor on the console. METADATA: what was booted."""
+        metadata: dict[str, str] | None = None, portable: bool = False,
+        suites: list[str] | tuple[str, ...] = ()) -> dict:
+    """A boot's job from the template: a monitor per KUnit suite of SUITES
+    (kunit_monitors) on the console, the guest's on its own port; KERNEL
+    and INITRD are files here, or (PORTABLE) URLs, with the guest's
+    monitor on the console. METADATA: what was booted."""
     if '"' in append:
         raise ValueError("the kernel command line may not contain '\"'")
     t = copy.deepcopy(_TEMPLATE)
@@ -146,6 +161,8 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
                                             url=scheme + kernel)
             body["images"]["initrd"]["url"] = scheme + initrd
         elif kind in ("boot", "test"):
+            if kind == "test" and body["namespace"] == "vm":
+                body["monitors"] = kunit_monitors(suites)
             if body["namespace"] == "guest" and portable:
                 if kind == "boot":
                     continue
@@ -165,13 +182,15 @@ def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
 
 def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeout_s: int,
                  machine: list[str], mem: int, device_type: str = STOCK_DEVICE_TYPE,
-                 metadata: dict[str, str] | None = None) -> dict:
+                 metadata: dict[str, str] | None = None,
+                 suites: list[str] | tuple[str, ...] = ()) -> dict:
     """A job any lab with LAVA's stock QEMU device type runs: the images by
     URL, MACHINE's options in the context (less what that type sets itself)."""
     for url in (kernel_url, initrd_url):
         if not re.match(r"https?://", url):
             raise ValueError(f"a portable job fetches its images by http(s) URL, not '{url}'")
-    definition = job(name, kernel_url, initrd_url, append, timeout_s, metadata, portable=True)
+    definition = job(name, kernel_url, initrd_url, append, timeout_s, metadata, portable=True,
+                     suites=suites)
     definition["device_type"] = device_type
     options, i = [], 0
     while i < len(machine):
@@ -186,7 +205,8 @@ def portable_job(name: str, kernel_url: str, initrd_url: str, append: str, timeo
 def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathlib.Path,
               append: str, timeout_s: int, console: pathlib.Path, guest: pathlib.Path,
               machine: list[str], server: bool = False, qemu: str = "qemu-system-x86_64",
-              metadata: dict[str, str] | None = None) -> None:
+              metadata: dict[str, str] | None = None,
+              suites: list[str] | tuple[str, ...] = ()) -> None:
     """OUT/job.yaml and OUT/device.yaml for lava-run to boot MACHINE, the
     console logged to CONSOLE and the guest's port to GUEST; or (SERVER) a
     job for the lab's device type, with no device file: the options and a
@@ -198,7 +218,7 @@ def write_job(out: pathlib.Path, name: str, kernel: pathlib.Path, initrd: pathli
     out.mkdir(parents=True, exist_ok=True)
     console, guest = console.resolve(), guest.resolve()
     definition = job(name, str(kernel.resolve()), str(initrd.resolve()), append, timeout_s,
-                     metadata)
+                     metadata, suites=suites)
     if server:
         if console.parent != guest.parent or (console.name, guest.name) != ("console.log",
                                                                             "guest.log"):
@@ -316,6 +336,48 @@ def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path)
     return len(lines)
 
 
+def kunit_suites(vmlinux: pathlib.Path) -> list[str]:
+    """The names of the KUnit suites built into VMLINUX (a 64-bit
+    little-endian ELF), as the guest lists them (suites.awk): in byte
+    order. They are what the kernel runs: the suite pointers between
+    __kunit_suites_start and __kunit_suites_end (and, from v6.7, the
+    init suites'), each suite's name the char[256] that starts struct
+    kunit_suite. [] when VMLINUX is missing or not such a file."""
+    try:
+        elf = vmlinux.read_bytes()
+    except OSError:
+        return []
+    if elf[:6] != b"\x7fELF\x02\x01":
+        return []
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
+    # sh_type, sh_addr, sh_offset, sh_size, sh_link of each section
+    sections = [struct.unpack_from("<4xI8xQQQI", elf, shoff + i * shentsize) for i in range(shnum)]
+    # Where in the file an address's bytes are: a section that has them (not NOBITS).
+    def at(addr: int, size: int) -> bytes:
+        for kind, base, off, length, _ in sections:
+            if kind != 8 and base and base <= addr and addr + size <= base + length:
+                return elf[off + addr - base:off + addr - base + size]
+        raise ValueError(f"{vmlinux}: no section holds address {addr:#x}")
+    symbols: dict[str, int] = {}
+    for kind, _, off, length, link in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[link][2]
+        for name_at, value in struct.iter_unpack("<I4xQ8x", elf[off:off + length]):
+            if elf.startswith(b"__kunit_", strtab + name_at):
+                stop = elf.index(b"\0", strtab + name_at)
+                symbols[elf[strtab + name_at:stop].decode("ascii", "replace")] = value
+    names = []
+    for table in ("__kunit_suites", "__kunit_init_suites"):
+        if f"{table}_start" not in symbols or f"{table}_end" not in symbols:
+            continue
+        start, end = symbols[f"{table}_start"], symbols[f"{table}_end"]
+        for pointer, in struct.iter_unpack("<Q", at(start, end - start)):
+            names.append(at(pointer, 256).split(b"\0")[0].decode("utf-8", "replace"))
+    return sorted(names)
+
+
 def case_name(name: str) -> str:
     """A test case's name as LAVA records it: lower case, each run of
     other characters than letters, digits and '_' made one '_' (its
@@ -327,32 +389,44 @@ def disagreements(lava: list[tuple[str, str, str]],
                   logs: list[tuple[str, str, str]]) -> list[str]:
     """Where LAVA's records (definition, case, result) and the cases the
     host's parser read from the logs (source, SUITE.CASE, result) disagree,
-    by LAVA's name of a case; a case the parser found crashed is a fail."""
+    by LAVA's name of a case; a case the parser found crashed is a fail.
+    A KUnit case SUITE.CASE is LAVA's CASE of the definition SUITE when the
+    job had a monitor per suite (any definition other than 'kunit' and
+    'guest'), and LAVA's SUITE.CASE of 'kunit' when it had one for all."""
     def verdict(result: str) -> str:
         return {"pass": "pass", "skip": "skip"}.get(result.lower(), "fail")
 
+    per_suite = any(d not in ("kunit", "guest") for d, _, _ in lava)
+
+    def as_lava(source: str, name: str) -> tuple[str, str]:
+        if source == "kunit" and per_suite and "." in name:
+            suite, case = name.split(".", 1)
+            return suite.replace(" ", "-").lower(), case
+        return source, name
+
     want: dict[tuple[str, str], str] = {}
     shown: dict[tuple[str, str], str] = {}
+    named: dict[tuple[str, str], str] = {}
     out = []
     for source, name, result in logs:
-        key = (source, case_name(name))
+        definition, case = as_lava(source, name)
+        key = (definition, case_name(case))
         if key in want:
-            out.append(f"{source} {name} and {shown[key]} are one case to LAVA ({key[1]})")
-        want[key], shown[key] = verdict(result), name
+            out.append(f"{source} {name} and {named[key]} are one case to LAVA ({key[1]})")
+        want[key], shown[key], named[key] = verdict(result), f"{definition} {case}", name
     got: dict[tuple[str, str], str] = {}
     for definition, name, result in lava:
         key = (definition, case_name(name))
         if key in got:
             out.append(f"LAVA recorded {definition} {name} twice")
         got[key] = verdict(result)
-        shown.setdefault(key, name)
+        shown.setdefault(key, f"{definition} {name}")
     for key, result in want.items():
         if key not in got:
-            out.append(f"LAVA has no record of {key[0]} {shown[key]} (the logs: {result})")
+            out.append(f"LAVA has no record of {shown[key]} (the logs: {result})")
         elif got[key] != result:
-            out.append(f"LAVA recorded {key[0]} {shown[key]} as {got[key]}, the logs have {result}")
-    out += [f"LAVA recorded {k[0]} {shown[k]}, which the logs do not hold"
-            for k in got if k not in want]
+            out.append(f"LAVA recorded {shown[key]} as {got[key]}, the logs have {result}")
+    out += [f"LAVA recorded {shown[k]}, which the logs do not hold" for k in got if k not in want]
     return out
 
 
@@ -375,7 +449,8 @@ def report(rec: LavaRecord, out: pathlib.Path) -> tuple[int, list[str]]:
         for definition, cases in rec.cases.items():
             for case, result in cases:
                 f.write(f"lava\t{definition}\t{case}\t{status.get(result, 'ERROR')}\t\n")
-    counts = ", ".join(f"{d} {rec.count(d)}" for d in ("kunit", "guest"))
+    kunit = sum(len(cases) for d, cases in rec.cases.items() if d != "guest")
+    counts = f"kunit {kunit}, guest {rec.count('guest')}"
     lines = [f"LAVA job: {rec.job_result}; cases recorded: {counts}"]
     lines += [f"LAVA booted again: {e}" for e in rec.boot_retries]
     if rec.job_result != "pass":

@@ -204,8 +204,9 @@ def lava_rows(lava: pathlib.Path, inputs: list[tuple[str, str, str]],
     # The guest adds a failed PROGRAM.exit_status for a non-zero exit.
     logs += [("guest", f"{p.name}.exit_status", "FAIL") for p in done if p.rc not in ("0", "")]
     sources = {source for source, _, _ in inputs} | ({"guest"} if done else set())
+    # A record of any other definition than 'guest' is a KUnit suite's.
     recorded = [(c.suite, c.test, c.status) for c in sfp_results.read_tsv(lava)
-                if c.suite in sources]
+                if (c.suite if c.suite == "guest" else "kunit") in sources]
     return [f"lava\trecords\t{i + 1}\tFAIL\t{d}\n"
             for i, d in enumerate(sfp_lava.disagreements(recorded, logs))]
 

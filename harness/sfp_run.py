@@ -49,6 +49,7 @@ from harness import sfp_distro
 from harness import sfp_env
 from harness import sfp_guest
 from harness import sfp_lab
+from harness import sfp_lava
 from harness import sfp_prepare
 from harness import sfp_report
 from harness import sfp_results
@@ -507,7 +508,9 @@ def boot_request(run: Run, env: dict[str, str]) -> sfp_boot.BootRequest:
         kernel=run.obj / "arch/x86/boot/bzImage", initrd=run.obj / "initramfs.cpio.gz",
         logdir=run.logdir, smp=s.smp, topology=s.topology, mem=s.mem, timeout=s.timeout,
         accel=s.accel, append=run.append, qemu_opts=s.qemu_opts, backend=s.backend,
-        lava=sfp_lab.Target.from_env(env), metadata=boot_metadata(run))
+        lava=sfp_lab.Target.from_env(env), metadata=boot_metadata(run),
+        kunit_suites=tuple(sfp_lava.kunit_suites(run.obj / "vmlinux"))
+        if s.backend.startswith("lava") else ())
 
 
 def boot_metadata(run: Run) -> tuple[tuple[str, str], ...]:

@@ -35,7 +35,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
             d = pathlib.Path(args.health)
             kernel = d / "arch/x86/boot/bzImage"
             health = sfp_lab.HealthCheck(kernel if kernel.is_file() else d / "bzImage",
-                                         d / "initramfs.cpio.gz", sfp_boot.CMDLINE)
+                                         d / "initramfs.cpio.gz", sfp_boot.CMDLINE,
+                                         suites=tuple(sfp_lava.kunit_suites(d / "vmlinux")))
         # At most a worker per device: -w 2 with -n 1 is one worker.
         sfp_lab.up(lab, args.devices, min(args.workers, max(args.devices, 1)), health, say=say)
     elif args.action == "down" and args.purge:

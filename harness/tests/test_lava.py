@@ -70,6 +70,57 @@ class Definitions(unittest.TestCase):
         with self.assertRaises(ValueError):
             sfp_lava.job("t", "/k", "/i", 'a="b"', 1)
 
+    def test_a_monitor_per_kunit_suite(self):
+        j = sfp_lava.job("t", "/k", "/i", "x", 1, suites=["s", "s_t"])
+        monitors = j["actions"][2]["test"]["monitors"]
+        self.assertEqual([m["name"] for m in monitors], ["s", "s_t"])
+        s, s_t = monitors
+        self.assertTrue(re.search(s["start"], "sfp-suite: s\r\r\n"))
+        self.assertIsNone(re.search(s["start"], "sfp-suite: s_t\r\r\n"))
+        self.assertTrue(re.search(s["end"], "sfp-suite-end: s\r\r\n"))
+        self.assertIsNone(re.search(s["end"], "sfp-suite-end: s_t\r"))
+        m = re.search(s["pattern"], "sfp-case: skip s.a.b\r\r\n")
+        self.assertEqual((m["result"], m["test_case_id"]), ("skip", "a.b"))
+        self.assertIsNone(re.search(s["pattern"], "sfp-case: pass s_t.a\r\r\n"))
+        # without the kernel's suites: one monitor, the suite in each case's name
+        flat = sfp_lava.job("t", "/k", "/i", "x", 1)["actions"][2]["test"]["monitors"]
+        self.assertEqual([(m["name"], m["start"], m["end"]) for m in flat],
+                         [("kunit", "sfp-cases: kunit", "sfp-cases-end: kunit")])
+        m = re.search(flat[0]["pattern"], "sfp-case: pass s.a\r")
+        self.assertEqual(m["test_case_id"], "s.a")
+        # a portable job keeps them on its one console
+        pj = sfp_lava.portable_job("t", "http://h/k", "http://h/i", "x", 1, [], 512,
+                                   suites=["s"])
+        self.assertEqual([m["name"] for a in pj["actions"] if "test" in a
+                          for m in a["test"]["monitors"]], ["s", "guest"])
+
+    def test_the_kernels_suites_from_its_vmlinux(self):
+        # A vmlinux in small: suite structures whose name starts them, and
+        # the table of pointers between the symbols the kernel's linker
+        # script sets, in another order than the names'.
+        src = r"""
+struct suite { char name[256]; int other; };
+struct suite beta = { "sched_beta" }, alpha = { "sched_alpha" }, init = { "init_one" };
+struct suite *table[] = { &beta, &alpha };
+struct suite *init_table[] = { &init };
+asm(".globl __kunit_suites_start\n.set __kunit_suites_start, table\n"
+    ".globl __kunit_suites_end\n.set __kunit_suites_end, table + 16\n"
+    ".globl __kunit_init_suites_start\n.set __kunit_init_suites_start, init_table\n"
+    ".globl __kunit_init_suites_end\n.set __kunit_init_suites_end, init_table + 8\n");
+int main(void) { return 0; }
+"""
+        if not shutil.which("gcc") or os.uname().machine != "x86_64":
+            self.skipTest("needs gcc for x86_64")
+        with tempfile.TemporaryDirectory() as tmp:
+            d = pathlib.Path(tmp)
+            (d / "v.c").write_text(src)
+            subprocess.run(["gcc", "-no-pie", "-o", str(d / "vmlinux"), str(d / "v.c")],
+                           check=True)
+            self.assertEqual(sfp_lava.kunit_suites(d / "vmlinux"),
+                             ["init_one", "sched_alpha", "sched_beta"])
+            self.assertEqual(sfp_lava.kunit_suites(d / "v.c"), [])
+            self.assertEqual(sfp_lava.kunit_suites(d / "none"), [])
+
     def test_patterns_never_end_in_a_newline(self):
         # The console reaches LAVA with \r\r\n line ends, and a pattern is
         # tried as text arrives: it matches a whole 'sfp-case:' line once
@@ -171,6 +222,28 @@ class Records(unittest.TestCase):
         # a case kunit.py found crashed is a fail
         self.assertEqual(sfp_lava.disagreements([("kunit", "a.b", "fail")],
                                                 [("kunit", "a.b", "ERROR")]), [])
+
+    def test_a_monitor_per_suite(self):
+        # Each KUnit case is LAVA's CASE of the definition SUITE.
+        per_suite = [("sched_fair_model", "model_set_side", "pass"),
+                     ("sched_fair_model", "model_tg_side", "fail"),
+                     ("guest", "guest_preconditions.kernel_is_the_build", "pass"),
+                     ("guest", "guest_preconditions.schedstat_has_domains", "skip")]
+        self.assertEqual(sfp_lava.disagreements(per_suite, self.LOGS), [])
+        flipped = [per_suite[0][:2] + ("fail",)] + per_suite[1:]
+        self.assertEqual(sfp_lava.disagreements(flipped, self.LOGS),
+                         ["LAVA recorded sched_fair_model model_set_side as fail, the logs "
+                          "have pass"])
+        # under another suite, a case is not the same case
+        moved = [("sched_fair_other", "model_set_side", "pass")] + per_suite[1:]
+        self.assertEqual(sfp_lava.disagreements(moved, self.LOGS),
+                         ["LAVA has no record of sched_fair_model model_set_side (the logs: "
+                          "pass)",
+                          "LAVA recorded sched_fair_other model_set_side, which the logs do "
+                          "not hold"])
+        # LAVA keeps a suite's name in lower case, a case's as case_name makes it
+        self.assertEqual(sfp_lava.disagreements([("s", "a_b", "pass")],
+                                                [("kunit", "S.a-b", "PASS")]), [])
 
     def test_failed_and_timed_out_jobs(self):
         rec = self.log(entry("error", "lava-test-monitor timed out after 25 seconds"),
@@ -387,6 +460,21 @@ ok 2 empty_suite # SKIP no cases
             "sfp-case: skip s.skipped", "sfp-case: pass s.plain",
             "sfp-case: fail kunit.empty_suite"])
 
+    def test_suites_each_between_markers_in_name_order(self):
+        awk = self.AWK.with_name("suites.awk")
+        lines = ["sfp-case: pass s_b.x", "sfp-case: fail s.y", "sfp-case: pass s_b.z.w",
+                 "sfp-case: skip a.q", "sfp-case: pass s.param case 1"]
+        p = subprocess.run(["busybox", "awk", "-f", str(awk)], input="\n".join(lines) + "\n",
+                           capture_output=True, text=True, check=True)
+        self.assertEqual(p.stdout.splitlines(), [
+            "sfp-suite: a", "sfp-case: skip a.q", "sfp-suite-end: a",
+            "sfp-suite: s", "sfp-case: fail s.y", "sfp-case: pass s.param case 1",
+            "sfp-suite-end: s",
+            "sfp-suite: s_b", "sfp-case: pass s_b.x", "sfp-case: pass s_b.z.w",
+            "sfp-suite-end: s_b"])
+        # the order LAVA's monitors are given in
+        self.assertEqual(sorted(["s_b", "s", "a"]), ["a", "s", "s_b"])
+
     def test_a_skip_without_a_precondition_is_a_fail(self):
         # As in the host's Result: only an 'ok' skipped for a precondition
         # stays a skip.
@@ -461,9 +549,11 @@ class Schema(unittest.TestCase):
         j = sfp_lava.job("t", "/k/bzImage", "/k/initrd", "console=ttyS0", 600, meta)
         self.assertEqual(j["metadata"], meta)
         self.schemas.validate(j)
+        self.schemas.validate(sfp_lava.job("t", "/k/bzImage", "/k/initrd", "console=ttyS0", 600,
+                                           meta, suites=["sched_fair_model", "s"]))
         self.schemas.validate(sfp_lava.portable_job(
             "t", "http://lab/k", "http://lab/rd", "a b", 600, PortableJobs.MACHINE, 1024,
-            metadata=meta))
+            metadata=meta, suites=["sched_fair_model"]))
         # The local lab's device type takes its options and run name
         # from the job's context: a server must allow these variables.
         d = pathlib.Path(tempfile.mkdtemp())
@@ -477,7 +567,7 @@ class Schema(unittest.TestCase):
             for name in ("k", "i"):
                 (d / name).write_bytes(b"")
             self.schemas.validate(sfp_lab._health_job(d / "lab", sfp_lab.HealthCheck(
-                d / "k", d / "i", "console=ttyS0")),
+                d / "k", d / "i", "console=ttyS0", suites=("sched_fair_model",))),
                 extra_context_variables=["extra_options"])
         finally:
             shutil.rmtree(d)
