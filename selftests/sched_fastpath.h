@@ -330,7 +330,7 @@ static inline void sfp_kill(pid_t *pids, int n)
 /*
  * From /proc/@pid/stat: the task's session (*@session, if not NULL) and
  * the CPU time it has been charged, user and system, in clock ticks
- * (returned; -1 if the file cannot be read).
+ * (returned; -1 if the file cannot be read or parsed).
  */
 static inline long sfp_task_ticks(pid_t pid, pid_t *session)
 {

@@ -20,9 +20,10 @@
  * moment, and a vCPU that the host did not run propagates late), so each
  * step reads again, up to SETTLE_TRIES times, until the figures agree: a
  * contribution left behind never goes away, so it fails every read. A
- * CPU that was not given its task to run (a vCPU the host kept waiting)
- * has no load to count: a step whose figures never agree while its task
- * was charged no CPU time is skipped as a precondition not met.
+ * vCPU the host kept waiting made no load updates for its task: where
+ * the figures agree but for that CPU's contribution, and its task, alive,
+ * was charged no CPU time meanwhile, the case is skipped as a
+ * precondition not met.
  *
  * Bandwidth control and autogroups, on in distribution kernels: while a
  * child group is throttled every period (cpu.max) the root's blocks stay
@@ -246,13 +247,15 @@ static int group_sum(const char *name, int cpu, struct group_sum *g)
 /*
  * The child group's total matches its online CPUs' contributions within
  * 10% and the root blocks are 0, at one of SETTLE_TRIES reads; with
- * @need_cpu, CPU @cpu contributes too. Logs the read that decided.
+ * @need_cpu, CPU @cpu contributes too. Returns 1 if so; 0 if at the last
+ * read all of it held but CPU @cpu gave nothing; -1 otherwise. Logs the
+ * read that decided.
  */
-static bool group_consistent(struct __test_metadata *_metadata, const char *when,
-			     const char *name, int cpu, bool need_cpu)
+static int group_consistent(struct __test_metadata *_metadata, const char *when,
+			    const char *name, int cpu, bool need_cpu)
 {
+	bool agree = false, ok = false;
 	struct group_sum g;
-	bool ok = false;
 	int tries;
 	long d;
 
@@ -261,26 +264,31 @@ static bool group_consistent(struct __test_metadata *_metadata, const char *when
 			sfp_sleep(RETRY_S);
 		if (group_sum(name, cpu, &g) <= 0) {
 			TH_LOG("%s: cannot parse %s", when, SCHED_DEBUG_FILE);
-			return false;
+			return -1;
 		}
 		d = labs(g.contrib - g.total);
-		ok = g.nblocks > 0 && g.total > 0 && d * 10 <= g.total && !g.root_nonzero &&
-		     (!need_cpu || g.cpu_contrib > 0);
+		agree = g.nblocks > 0 && g.total > 0 && d * 10 <= g.total && !g.root_nonzero;
+		ok = agree && (!need_cpu || g.cpu_contrib > 0);
 	}
 	TH_LOG("%s: %d CPUs give %ld to %s (tg_load_avg %ld); CPU %d: %ld; root not 0: %d; read %d",
 	       when, g.nblocks, g.contrib, name, g.total, cpu, g.cpu_contrib, g.root_nonzero,
 	       tries - 1);
-	return ok;
+	return ok ? 1 : agree ? 0 : -1;
 }
 
 /*
- * Whether task @pid was charged no CPU time since sfp_task_ticks() read
- * @ticks for it: both readings made, and equal. A task its CPU did not
- * run has given that CPU no load to count; the host of a virtual machine
- * can keep a vCPU from running for seconds.
+ * Whether task @pid, alive, was charged no CPU time since
+ * sfp_task_ticks() read @ticks for it: both readings made, and equal
+ * (to the clock tick). A vCPU the host did not run made no load
+ * updates for its task; the host of a virtual machine can keep a vCPU
+ * waiting for seconds.
  */
 static bool charged_nothing(pid_t pid, long ticks)
 {
+	siginfo_t info = { 0 };
+
+	if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) || info.si_pid)
+		return false;	/* exited: a failure, not a precondition */
 	return ticks >= 0 && sfp_task_ticks(pid, NULL) == ticks;
 }
 
@@ -304,7 +312,7 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 	int i, cpu = run->cpus[run->ncpus - 1];
 	double start;
 	char path[64];
-	bool ok, offline_ok;
+	int ok, offline_ok;
 	long ticks;
 	pid_t last;
 
@@ -318,11 +326,12 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 	ticks = sfp_task_ticks(last, NULL);
 	start = sfp_now();
 	sfp_sleep(SETTLE_S);
+	/* Only a CPU that gave nothing, the rest agreeing, can be its precondition. */
 	ok = group_consistent(_metadata, "all online", name, cpu, true);
 	if (!ok && charged_nothing(last, ticks))
-		SKIP(return, "precondition: CPU %d did not run its task in %.1f s",
+		SKIP(return, "precondition: CPU %d charged its task no CPU time in %.1f s",
 		     cpu, sfp_now() - start);
-	EXPECT_TRUE(ok) {
+	EXPECT_EQ(1, ok) {
 		TH_LOG("all online: the figures never agreed, or CPU %d gave nothing", cpu);
 		return;
 	}
@@ -335,7 +344,7 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 	}
 	sfp_sleep(SETTLE_S);
 	offline_ok = group_consistent(_metadata, "one CPU offline", name, cpu, false);
-	EXPECT_TRUE(offline_ok)
+	EXPECT_EQ(1, offline_ok)
 		TH_LOG("CPU %d's contribution was not taken out when it went offline", cpu);
 
 	EXPECT_TRUE(!sfp_write_file(path, "1")) {
@@ -350,10 +359,11 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 	sfp_sleep(SETTLE_S);
 	ok = group_consistent(_metadata, "back online", name, cpu, true);
 	/* A skip would hide the failure above: the harness reports the last verdict. */
-	if (!ok && offline_ok && charged_nothing(last, ticks))
-		SKIP(return, "precondition: CPU %d, back online, did not run its task in %.1f s",
+	if (!ok && offline_ok == 1 && charged_nothing(last, ticks))
+		SKIP(return,
+		     "precondition: CPU %d, online again, charged its task nothing in %.1f s",
 		     cpu, sfp_now() - start);
-	EXPECT_TRUE(ok)
+	EXPECT_EQ(1, ok)
 		TH_LOG("CPU %d's contribution did not come back, or the figures never agreed", cpu);
 }
 
@@ -623,7 +633,7 @@ TEST_F(root_tg, autogroup_session)
 	}
 	r = root_zero_group_loaded(_metadata, group);
 	if (!r && charged_nothing(child, ticks))
-		SKIP(return, "precondition: the session's task did not run in %.1f s",
+		SKIP(return, "precondition: the session's task was charged no CPU time in %.1f s",
 		     sfp_now() - start);
 	EXPECT_EQ(1, r)
 		TH_LOG("with a session in %s, a root block was written or its was not", group);
