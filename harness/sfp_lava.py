@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import mmap
 import pathlib
 import re
 import secrets
@@ -126,15 +127,16 @@ def qemu_options(base: list[str], console_log: str, guest_log: str) -> list[str]
 
 
 def kunit_monitors(suites: list[str] | tuple[str, ...]) -> list[dict]:
-    """The console's monitors: the template's for each of SUITES, in
-    order; with none, one for every KUnit case, named 'kunit'."""
+    """The console's monitors: the template's for each of SUITES and for
+    'kunit' (the guest's group of a result with no suite), in the order
+    of their names; with no SUITES, one for every KUnit case, 'kunit'."""
     tmpl = next(m for a in _TEMPLATE["actions"] if "test" in a for m in a["test"]["monitors"]
                 if m["name"] == "SUITE")
     if not suites:
         return [{"name": "kunit", "start": "sfp-cases: kunit", "end": "sfp-cases-end: kunit",
                  "pattern": tmpl["pattern"].replace("SUITE\\.", "")}]
     return [{key: value.replace("SUITE", suite if key == "name" else re.escape(suite))
-             for key, value in tmpl.items()} for suite in suites]
+             for key, value in tmpl.items()} for suite in sorted({*suites, "kunit"})]
 
 
 def job(name: str, kernel: str, initrd: str, append: str, timeout_s: int,
@@ -337,36 +339,44 @@ def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path)
 
 
 def kunit_suites(vmlinux: pathlib.Path) -> list[str]:
-    """The names of the KUnit suites built into VMLINUX (a 64-bit
-    little-endian ELF), as the guest lists them (suites.awk): in byte
-    order. They are what the kernel runs: the suite pointers between
-    __kunit_suites_start and __kunit_suites_end (and, from v6.7, the
-    init suites'), each suite's name the char[256] that starts struct
-    kunit_suite. [] when VMLINUX is missing or not such a file."""
+    """The names of the KUnit suites built into VMLINUX (an x86-64 ELF),
+    in byte order, as the guest lists them (suites.awk): the suite
+    pointers between __kunit_suites_start and __kunit_suites_end (and,
+    from v6.7, the init suites'), each suite's name the char[256] that
+    starts struct kunit_suite. [] when VMLINUX is missing, not such a
+    file, or its table cannot be read (then a job has one monitor for
+    every KUnit case)."""
     try:
-        elf = vmlinux.read_bytes()
-    except OSError:
+        with open(vmlinux, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as elf:
+            if elf[:6] != b"\x7fELF\x02\x01" or struct.unpack_from("<H", elf, 0x12)[0] != 62:
+                return []
+            return sorted(set(_suites_in(elf)))
+    except (OSError, ValueError, IndexError, struct.error):
         return []
-    if elf[:6] != b"\x7fELF\x02\x01":
-        return []
+
+
+def _suites_in(elf: mmap.mmap) -> list[str]:
+    """kunit_suites' reading of ELF, an x86-64 ELF; ValueError where it
+    does not hold what that reading needs."""
     shoff, = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
     # sh_type, sh_addr, sh_offset, sh_size, sh_link of each section
     sections = [struct.unpack_from("<4xI8xQQQI", elf, shoff + i * shentsize) for i in range(shnum)]
-    # Where in the file an address's bytes are: a section that has them (not NOBITS).
+
     def at(addr: int, size: int) -> bytes:
+        """The SIZE bytes at ADDR, from a section that holds them (not NOBITS)."""
         for kind, base, off, length, _ in sections:
             if kind != 8 and base and base <= addr and addr + size <= base + length:
                 return elf[off + addr - base:off + addr - base + size]
-        raise ValueError(f"{vmlinux}: no section holds address {addr:#x}")
+        raise ValueError(f"no section holds address {addr:#x}")
     symbols: dict[str, int] = {}
     for kind, _, off, length, link in sections:
         if kind != 2:  # SHT_SYMTAB
             continue
         strtab = sections[link][2]
         for name_at, value in struct.iter_unpack("<I4xQ8x", elf[off:off + length]):
-            if elf.startswith(b"__kunit_", strtab + name_at):
-                stop = elf.index(b"\0", strtab + name_at)
+            if elf[strtab + name_at:strtab + name_at + 8] == b"__kunit_":
+                stop = elf.find(b"\0", strtab + name_at)
                 symbols[elf[strtab + name_at:stop].decode("ascii", "replace")] = value
     names = []
     for table in ("__kunit_suites", "__kunit_init_suites"):
@@ -375,7 +385,7 @@ def kunit_suites(vmlinux: pathlib.Path) -> list[str]:
         start, end = symbols[f"{table}_start"], symbols[f"{table}_end"]
         for pointer, in struct.iter_unpack("<Q", at(start, end - start)):
             names.append(at(pointer, 256).split(b"\0")[0].decode("utf-8", "replace"))
-    return sorted(names)
+    return names
 
 
 def case_name(name: str) -> str:

@@ -73,8 +73,9 @@ class Definitions(unittest.TestCase):
     def test_a_monitor_per_kunit_suite(self):
         j = sfp_lava.job("t", "/k", "/i", "x", 1, suites=["s", "s_t"])
         monitors = j["actions"][2]["test"]["monitors"]
-        self.assertEqual([m["name"] for m in monitors], ["s", "s_t"])
-        s, s_t = monitors
+        # 'kunit' too: the guest's group of a result with no suite
+        self.assertEqual([m["name"] for m in monitors], ["kunit", "s", "s_t"])
+        _, s, s_t = monitors
         self.assertTrue(re.search(s["start"], "sfp-suite: s\r\r\n"))
         self.assertIsNone(re.search(s["start"], "sfp-suite: s_t\r\r\n"))
         self.assertTrue(re.search(s["end"], "sfp-suite-end: s\r\r\n"))
@@ -92,7 +93,7 @@ class Definitions(unittest.TestCase):
         pj = sfp_lava.portable_job("t", "http://h/k", "http://h/i", "x", 1, [], 512,
                                    suites=["s"])
         self.assertEqual([m["name"] for a in pj["actions"] if "test" in a
-                          for m in a["test"]["monitors"]], ["s", "guest"])
+                          for m in a["test"]["monitors"]], ["kunit", "s", "guest"])
 
     def test_the_kernels_suites_from_its_vmlinux(self):
         # A vmlinux in small: suite structures whose name starts them, and
@@ -120,6 +121,11 @@ int main(void) { return 0; }
                              ["init_one", "sched_alpha", "sched_beta"])
             self.assertEqual(sfp_lava.kunit_suites(d / "v.c"), [])
             self.assertEqual(sfp_lava.kunit_suites(d / "none"), [])
+            # a file cut short, or empty: no suites, no exception
+            (d / "short").write_bytes((d / "vmlinux").read_bytes()[:200])
+            (d / "empty").write_bytes(b"")
+            self.assertEqual(sfp_lava.kunit_suites(d / "short"), [])
+            self.assertEqual(sfp_lava.kunit_suites(d / "empty"), [])
 
     def test_patterns_never_end_in_a_newline(self):
         # The console reaches LAVA with \r\r\n line ends, and a pattern is
@@ -244,6 +250,10 @@ class Records(unittest.TestCase):
         # LAVA keeps a suite's name in lower case, a case's as case_name makes it
         self.assertEqual(sfp_lava.disagreements([("s", "a_b", "pass")],
                                                 [("kunit", "S.a-b", "PASS")]), [])
+        # a result with no suite is the guest's 'kunit.NAME': LAVA's NAME of 'kunit'
+        self.assertEqual(sfp_lava.disagreements(per_suite + [("kunit", "s_d", "fail")],
+                                                self.LOGS + [("kunit", "kunit.s_d", "FAIL")]),
+                         [])
 
     def test_failed_and_timed_out_jobs(self):
         rec = self.log(entry("error", "lava-test-monitor timed out after 25 seconds"),
@@ -474,6 +484,14 @@ ok 2 empty_suite # SKIP no cases
             "sfp-suite-end: s_b"])
         # the order LAVA's monitors are given in
         self.assertEqual(sorted(["s_b", "s", "a"]), ["a", "s", "s_b"])
+        # a group for each name it is told of, if empty
+        p = subprocess.run(["busybox", "awk", "-v", "always=kunit s_c s", "-f", str(awk)],
+                           input="sfp-case: fail kunit.s_d\nsfp-case: pass s.y\n",
+                           capture_output=True, text=True, check=True)
+        self.assertEqual(p.stdout.splitlines(), [
+            "sfp-suite: kunit", "sfp-case: fail kunit.s_d", "sfp-suite-end: kunit",
+            "sfp-suite: s", "sfp-case: pass s.y", "sfp-suite-end: s",
+            "sfp-suite: s_c", "sfp-suite-end: s_c"])
 
     def test_a_skip_without_a_precondition_is_a_fail(self):
         # As in the host's Result: only an 'ok' skipped for a precondition

@@ -9,7 +9,17 @@
 # and the groups in the order of their names, byte by byte, whatever
 # order the kernel ran the suites in: a LAVA job has one monitor per
 # KUnit suite, in that order, and records each case under its suite.
-# Within a group the lines keep their order.
+# Within a group the lines keep their order. Each name of -v always=
+# (names separated by spaces) has a group, if an empty one: a monitor
+# waits for its suite's start line until the job's timeout.
+BEGIN {
+	na = split(always, a, " ")
+	for (i = 1; i <= na; i++)
+		if (!(a[i] in n)) {
+			names[++k] = a[i]
+			n[a[i]] = 0
+		}
+}
 $1 == "sfp-case:" {
 	s = $3
 	sub(/\..*/, "", s)
