@@ -341,11 +341,11 @@ def logs_from_job(log: pathlib.Path, console: pathlib.Path, guest: pathlib.Path)
 def kunit_suites(vmlinux: pathlib.Path) -> list[str]:
     """The names of the KUnit suites built into VMLINUX (an x86-64 ELF),
     in byte order, as the guest lists them (suites.awk): the suite
-    pointers between __kunit_suites_start and __kunit_suites_end (and,
-    from v6.7, the init suites'), each suite's name the char[256] that
-    starts struct kunit_suite. [] when VMLINUX is missing, not such a
-    file, or its table cannot be read (then a job has one monitor for
-    every KUnit case)."""
+    pointers between __kunit_suites_start and __kunit_suites_end (and
+    the init suites', where the kernel has them), each suite's name the
+    char[256] that starts struct kunit_suite. [] when VMLINUX is missing,
+    not such a file, or its table cannot be read (then a job has one
+    monitor for every KUnit case)."""
     try:
         with open(vmlinux, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as elf:
             if elf[:6] != b"\x7fELF\x02\x01" or struct.unpack_from("<H", elf, 0x12)[0] != 62:
