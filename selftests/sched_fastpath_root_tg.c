@@ -353,7 +353,10 @@ static void offline_online(struct __test_metadata *_metadata, struct offline_run
 	}
 	sfp_undo_drop(*run->online);
 	/* The task that left the CPU stays where it was moved: pin it back. */
-	sfp_pin(last, cpu);
+	EXPECT_EQ(0, sfp_pin(last, cpu)) {
+		TH_LOG("cannot pin the task back to CPU %d: %s", cpu, strerror(errno));
+		return;
+	}
 	ticks = sfp_task_ticks(last, NULL);
 	start = sfp_now();
 	sfp_sleep(SETTLE_S);
