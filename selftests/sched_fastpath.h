@@ -327,28 +327,20 @@ static inline void sfp_kill(pid_t *pids, int n)
 		pids[i] = 0;
 }
 
-/*
- * From /proc/@pid/stat: the task's session (*@session, if not NULL) and
- * the CPU time it has been charged, user and system, in clock ticks
- * (returned; -1 if the file cannot be read or parsed).
- */
-static inline long sfp_task_ticks(pid_t pid, pid_t *session)
+/* Task @pid's session, from /proc/@pid/stat; -1 if it cannot be read. */
+static inline pid_t sfp_task_session(pid_t pid)
 {
-	unsigned long utime, stime;
 	char path[64], buf[1024], *p;
 	int sid;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (sfp_read_file(path, buf, sizeof(buf)))
 		return -1;
-	/* After the command's ')': state ppid pgrp session ... utime stime. */
+	/* After the command's ')': state ppid pgrp session. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &sid, &utime, &stime) != 3)
+	if (!p || sscanf(p + 1, " %*c %*d %*d %d", &sid) != 1)
 		return -1;
-	if (session)
-		*session = sid;
-	return utime + stime;
+	return sid;
 }
 
 /*
